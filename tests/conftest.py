@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+torch.set_num_threads(min(2, os.cpu_count() or 1))
+
+from transformer import Transformer, TransformerConfig  # noqa: E402
+
+
+@pytest.fixture
+def tiny_config() -> TransformerConfig:
+    return TransformerConfig.preset("tiny", vocab_size=40, dropout=0.0)
+
+
+@pytest.fixture
+def tiny_model(tiny_config) -> Transformer:
+    torch.manual_seed(0)
+    return Transformer(tiny_config).eval()
+
+
+@pytest.fixture(scope="session")
+def trained_checkpoint(tmp_path_factory) -> Path:
+    """A small model trained by the project's own trainer on the generated corpus (seconds)."""
+    from transformer.train import PRESETS, Trainer
+
+    out = tmp_path_factory.mktemp("ckpt") / "tiny"
+    cfg = dataclasses.replace(PRESETS["tiny"], steps=60)
+    Trainer(cfg, out).train()
+    return out

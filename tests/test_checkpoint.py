@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+
+
+def test_round_trip_is_bit_exact(trained_checkpoint, tmp_path):
+    ckpt = load_checkpoint(trained_checkpoint)
+    out = save_checkpoint(tmp_path / "copy", ckpt.model, ckpt.tokenizer, ckpt.card)
+    again = load_checkpoint(out)
+    a, b = ckpt.model.state_dict(), again.model.state_dict()
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+    assert again.config == ckpt.config and again.card == ckpt.card
+    assert again.tokenizer.model_bytes == ckpt.tokenizer.model_bytes
+    assert again.model.generator.weight is again.model.src_embed.weight
+
+
+def test_existing_checkpoint_is_not_overwritten(trained_checkpoint, tmp_path):
+    ckpt = load_checkpoint(trained_checkpoint)
+    save_checkpoint(tmp_path / "c", ckpt.model, ckpt.tokenizer, {"v": 1})
+    with pytest.raises(CheckpointError, match="already exists"):
+        save_checkpoint(tmp_path / "c", ckpt.model, ckpt.tokenizer, {"v": 2})
+    save_checkpoint(tmp_path / "c", ckpt.model, ckpt.tokenizer, {"v": 2}, overwrite=True)
+    assert load_checkpoint(tmp_path / "c").card == {"v": 2}
+    assert [p.name for p in tmp_path.iterdir()] == ["c"]  # no temporary folders left behind
+
+
+def _copy(src, dst):
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("snapshots", "*.jsonl", ".train.lock"))
+    return dst
+
+
+def test_corrupt_weights_give_a_clear_error(trained_checkpoint, tmp_path):
+    bad = _copy(trained_checkpoint, tmp_path / "bad")
+    data = (bad / "model.safetensors").read_bytes()
+    (bad / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CheckpointError, match="model.safetensors"):
+        load_checkpoint(bad)
+    (bad / "model.safetensors").write_bytes(b"\x00" * 3)
+    with pytest.raises(CheckpointError, match="truncated"):
+        load_checkpoint(bad)
+
+
+def test_config_that_does_not_match_the_weights(trained_checkpoint, tmp_path):
+    bad = _copy(trained_checkpoint, tmp_path / "bad")
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg["d_ff"] *= 2
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="do not match config.json"):
+        load_checkpoint(bad)
+    cfg["d_ff"] //= 2
+    cfg["surprise"] = 1
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="unknown config field"):
+        load_checkpoint(bad)
+    (bad / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        load_checkpoint(bad)
+
+
+class _Boom:
+    def __reduce__(self):
+        return (open, ("PICKLE_RAN_MARKER", "w"))
+
+
+def test_a_pickle_disguised_as_a_checkpoint_never_runs(trained_checkpoint, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bad = _copy(trained_checkpoint, tmp_path / "bad")
+    payload = pickle.dumps({"state": _Boom()})
+    (bad / "model.safetensors").write_bytes(payload)
+    with pytest.raises(CheckpointError, match="not a safetensors file"):
+        load_checkpoint(bad)
+    # a torch.save zip renamed, too
+    torch.save({"x": _Boom()}, bad / "model.safetensors")
+    with pytest.raises(CheckpointError):
+        load_checkpoint(bad)
+    (bad / "tokenizer.model").write_bytes(payload)
+    with pytest.raises(CheckpointError):
+        load_checkpoint(bad)
+    assert not (tmp_path / "PICKLE_RAN_MARKER").exists()
+
+
+def test_missing_files_and_bad_tokenizer(trained_checkpoint, tmp_path):
+    bad = _copy(trained_checkpoint, tmp_path / "bad")
+    (bad / "card.json").unlink()
+    with pytest.raises(CheckpointError, match="missing card.json"):
+        load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="not a checkpoint directory"):
+        load_checkpoint(tmp_path / "nowhere")
+
+
+def test_package_imports_without_streamlit():
+    code = (
+        "import sys; sys.modules['streamlit'] = None\n"
+        "import transformer, transformer.cli, transformer.train, transformer.evaluate, transformer.checkpoint\n"
+        "assert 'streamlit' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parent.parent)
+    )

@@ -1,0 +1,237 @@
+"""The one checkpoint format: a directory of safetensors + JSON + a sentencepiece model.
+
+    model.safetensors   the weights (tied matrices stored once)
+    config.json         TransformerConfig
+    tokenizer.model     the sentencepiece model (a protobuf, not a pickle)
+    card.json           how the model was trained and what it scores
+
+Training checkpoints may add ``optimizer.safetensors`` and ``trainer_state.json``
+so a killed run can resume. Nothing is ever unpickled: safetensors refuses any
+file whose header is not its own, and the JSON is parsed as data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file, save_file
+from torch import Tensor
+
+from .config import ConfigError, TransformerConfig
+from .model import Transformer
+from .tokenizer import Tokenizer, TokenizerError
+
+MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE = "model.safetensors", "config.json", "tokenizer.model", "card.json"
+REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE)
+MAX_JSON_BYTES = 4 * 1024 * 1024
+MAX_TOKENIZER_BYTES = 32 * 1024 * 1024
+MAX_SAFETENSORS_HEADER = 16 * 1024 * 1024
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CHECKPOINTS_DIR = REPO_ROOT / "checkpoints"
+DEFAULT_CHECKPOINT = CHECKPOINTS_DIR / "coref-en-fr"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that is missing, corrupt, inconsistent or not ours."""
+
+
+@dataclass
+class Checkpoint:
+    model: Transformer
+    config: TransformerConfig
+    tokenizer: Tokenizer
+    card: dict[str, Any]
+    path: Path | None = None
+    extra_json: dict[str, Any] = field(default_factory=dict)
+
+
+def _unique_state(model: torch.nn.Module) -> dict[str, Tensor]:
+    """The state dict with each shared tensor (tied embeddings) kept once, under its first name."""
+    seen: dict[int, str] = {}
+    state = {}
+    for name, tensor in model.state_dict().items():
+        key = tensor.data_ptr()
+        if key in seen:
+            continue
+        seen[key] = name
+        state[name] = tensor.detach().contiguous().cpu()
+    return state
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def save_checkpoint(
+    path: str | Path,
+    model: Transformer,
+    tokenizer: Tokenizer,
+    card: dict[str, Any] | None = None,
+    *,
+    overwrite: bool = False,
+    extra_tensors: dict[str, dict[str, Tensor]] | None = None,
+    extra_json: dict[str, Any] | None = None,
+    keep_other_files: bool = False,
+) -> Path:
+    """Write a checkpoint directory atomically (a temporary sibling, then a rename).
+
+    Args:
+        overwrite: replace an existing checkpoint at path (else CheckpointError).
+        extra_tensors / extra_json: more files to write, by file name.
+        keep_other_files: carry over entries of an existing path that this call
+            does not write (a training run's snapshots/ and metrics log).
+    """
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise CheckpointError(f"{path} already exists; pass overwrite=True (--overwrite) to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        save_file(_unique_state(model), str(tmp / MODEL_FILE), metadata={"format": "pt"})
+        _write_json(tmp / CONFIG_FILE, model.config.to_dict())
+        (tmp / TOKENIZER_FILE).write_bytes(tokenizer.model_bytes)
+        _write_json(tmp / CARD_FILE, card or {})
+        for name, tensors in (extra_tensors or {}).items():
+            save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp / name))
+        for name, data in (extra_json or {}).items():
+            _write_json(tmp / name, data)
+        for f in tmp.iterdir():
+            with open(f, "rb") as fh:
+                os.fsync(fh.fileno())
+        old = None
+        if path.exists() and keep_other_files:
+            for entry in path.iterdir():
+                if not (tmp / entry.name).exists():
+                    os.replace(entry, tmp / entry.name)
+        if path.exists():
+            old = path.with_name(f".{path.name}.old-{os.getpid()}")
+            os.replace(path, old)
+        os.replace(tmp, path)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return path
+
+
+def update_card(path: str | Path, updates: dict[str, Any]) -> dict[str, Any]:
+    """Merge updates into a checkpoint's card.json (written to a temporary file, then renamed)."""
+    path = Path(path)
+    card = _read_json(path / CARD_FILE)
+    card.update(updates)
+    tmp = path / f".{CARD_FILE}.tmp"
+    _write_json(tmp, card)
+    os.replace(tmp, path / CARD_FILE)
+    return card
+
+
+def _read_json(path: Path) -> Any:
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise CheckpointError(f"{path.name} is larger than {MAX_JSON_BYTES} bytes")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CheckpointError(f"{path.name} is not valid JSON: {exc}") from None
+
+
+def read_safetensors(path: Path) -> dict[str, Tensor]:
+    """Load a safetensors file after checking its header, never unpickling anything."""
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+        if len(head) < 8:
+            raise CheckpointError(f"{path.name} is truncated")
+        (header_len,) = struct.unpack("<Q", head)
+        if header_len > MAX_SAFETENSORS_HEADER or header_len + 8 > size:
+            raise CheckpointError(f"{path.name} is not a safetensors file (bad header length)")
+        first = fh.read(1)
+    if first != b"{":
+        raise CheckpointError(f"{path.name} is not a safetensors file (header is not JSON)")
+    try:
+        return load_file(str(path))
+    except Exception as exc:  # safetensors raises SafetensorError / OSError
+        raise CheckpointError(f"{path.name} is corrupt: {exc}") from None
+
+
+def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoint:
+    """Load and validate a checkpoint directory; the model is returned in eval mode.
+
+    Raises CheckpointError with a readable message for anything wrong.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(f"{path} is not a checkpoint directory")
+    missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]
+    if missing:
+        raise CheckpointError(f"{path} is missing {', '.join(missing)}")
+    try:
+        config = TransformerConfig.from_dict(_read_json(path / CONFIG_FILE))
+    except (ConfigError, TypeError) as exc:
+        raise CheckpointError(f"config.json is invalid: {exc}") from None
+    card = _read_json(path / CARD_FILE)
+    if not isinstance(card, dict):
+        raise CheckpointError("card.json must be a JSON object")
+    if (path / TOKENIZER_FILE).stat().st_size > MAX_TOKENIZER_BYTES:
+        raise CheckpointError("tokenizer.model is too large")
+    try:
+        tokenizer = Tokenizer.from_bytes((path / TOKENIZER_FILE).read_bytes())
+    except TokenizerError as exc:
+        raise CheckpointError(f"tokenizer.model is invalid: {exc}") from None
+    if tokenizer.vocab_size != config.vocab_size:
+        raise CheckpointError(
+            f"tokenizer has {tokenizer.vocab_size} pieces but config.vocab_size is {config.vocab_size}"
+        )
+    state = read_safetensors(path / MODEL_FILE)
+    model = Transformer(config)
+    expected = _unique_state(model)
+    if set(state) != set(expected):
+        extra = sorted(set(state) - set(expected))[:5]
+        lacking = sorted(set(expected) - set(state))[:5]
+        raise CheckpointError(f"weights do not match config.json: unexpected {extra}, missing {lacking}")
+    for name, tensor in state.items():
+        if tensor.shape != expected[name].shape:
+            raise CheckpointError(
+                f"weights do not match config.json: {name} has shape {tuple(tensor.shape)}, "
+                f"expected {tuple(expected[name].shape)}"
+            )
+        if tensor.dtype != expected[name].dtype:
+            raise CheckpointError(f"{name} has dtype {tensor.dtype}, expected {expected[name].dtype}")
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all():
+            raise CheckpointError(f"{name} contains NaN or infinite values")
+    with torch.no_grad():
+        own = model.state_dict()
+        for name, tensor in state.items():
+            own[name].copy_(tensor)
+    model.to(map_location).eval()
+    extra_json = {}
+    for f in sorted(path.glob("*.json")):
+        if f.name not in (CONFIG_FILE, CARD_FILE):
+            extra_json[f.name] = _read_json(f)
+    return Checkpoint(model, config, tokenizer, card, path, extra_json)
+
+
+def is_checkpoint_dir(path: str | Path) -> bool:
+    """Cheap test: a directory holding every required file (loading still validates)."""
+    path = Path(path)
+    return path.is_dir() and all((path / f).is_file() for f in REQUIRED_FILES)
+
+
+def list_checkpoints(root: str | Path = CHECKPOINTS_DIR) -> list[Path]:
+    """Checkpoint directories under root (recursively; snapshot folders included), sorted."""
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    found = [
+        p.parent for p in root.rglob(CONFIG_FILE) if is_checkpoint_dir(p.parent) and not p.parent.name.startswith(".")
+    ]
+    return sorted(found)

@@ -1,0 +1,100 @@
+"""The one configuration dataclass of the model (Vaswani et al., 2017, §3 and Table 3)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Positional = Literal["sinusoidal", "learned", "none"]
+POSITIONAL_KINDS: tuple[str, ...] = ("sinusoidal", "learned", "none")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot describe a valid model."""
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Hyper-parameters of an encoder-decoder Transformer.
+
+    Args:
+        vocab_size: size of the vocabulary shared by source and target (§3.4).
+        n_encoder_layers: N for the encoder stack (paper: 6).
+        n_decoder_layers: N for the decoder stack (paper: 6).
+        d_model: width of every sub-layer output and of the embeddings (paper: 512).
+        n_heads: h, the number of attention heads (paper: 8); d_k = d_v = d_model / h.
+        d_ff: inner width of the position-wise feed-forward network (paper: 2048).
+        dropout: P_drop on sub-layer outputs, embedding sums and attention weights (paper: 0.1).
+        max_len: the longest sequence, in tokens, that the positional encoding covers.
+        positional: "sinusoidal" (§3.5), "learned" (the paper's Table 3 row E) or "none".
+        tie_embeddings: share one matrix between source embedding, target embedding and
+            the pre-softmax projection (§3.4).
+        pad_id: the padding token id; its embedding row is never attended to.
+    """
+
+    vocab_size: int
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    d_model: int = 512
+    n_heads: int = 8
+    d_ff: int = 2048
+    dropout: float = 0.1
+    max_len: int = 256
+    positional: Positional = "sinusoidal"
+    tie_embeddings: bool = True
+    pad_id: int = 0
+
+    def __post_init__(self) -> None:
+        ints = ("vocab_size", "n_encoder_layers", "n_decoder_layers", "d_model", "n_heads", "d_ff", "max_len")
+        for name in ints:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ConfigError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+        if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
+            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        if self.positional not in POSITIONAL_KINDS:
+            raise ConfigError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
+        if not isinstance(self.tie_embeddings, bool):
+            raise ConfigError("tie_embeddings must be true or false")
+        if not isinstance(self.pad_id, int) or not 0 <= self.pad_id < self.vocab_size:
+            raise ConfigError(f"pad_id must be a token id below vocab_size, got {self.pad_id!r}")
+
+    @property
+    def d_k(self) -> int:
+        """Width of one head's queries, keys and values (d_k = d_v = d_model / h)."""
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> TransformerConfig:
+        """Build a config from parsed JSON, rejecting unknown or missing fields."""
+        if not isinstance(data, dict):
+            raise ConfigError("config must be a JSON object")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"unknown config field(s): {', '.join(unknown)}")
+        if "vocab_size" not in data:
+            raise ConfigError("config is missing vocab_size")
+        return cls(**data)
+
+    @classmethod
+    def preset(cls, name: str, vocab_size: int, **overrides: Any) -> TransformerConfig:
+        """A named size: "base" is the paper's base model; the others fit a CPU."""
+        if name not in PRESETS:
+            raise ConfigError(f"unknown preset {name!r}; choose from {', '.join(PRESETS)}")
+        return cls(vocab_size=vocab_size, **{**PRESETS[name], **overrides})
+
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # The paper's base model (Table 3, first row).
+    "base": dict(n_encoder_layers=6, n_decoder_layers=6, d_model=512, n_heads=8, d_ff=2048, dropout=0.1),
+    # Sizes that train in minutes on two CPU cores.
+    "small": dict(n_encoder_layers=3, n_decoder_layers=3, d_model=128, n_heads=4, d_ff=512, dropout=0.1, max_len=128),
+    "tiny": dict(n_encoder_layers=2, n_decoder_layers=2, d_model=32, n_heads=4, d_ff=64, dropout=0.0, max_len=64),
+}

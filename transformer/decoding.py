@@ -1,0 +1,183 @@
+"""Greedy and beam-search decoding with a key/value cache (§6.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .masks import padding_mask
+from .model import AttentionMaps, DecoderCache, Transformer
+from .tokenizer import BOS_ID, EOS_ID
+
+
+@dataclass
+class Decoded:
+    """One decoded sequence and the attention the model paid while producing it.
+
+    tokens: the produced ids (EOS included when reached), without BOS.
+    decoder_input: BOS + tokens[:-1], the decoder's input, one per attention row.
+    attention: maps for batch size 1: encoder [L] (1,H,S,S), decoder [L] (1,H,T,T), cross [L] (1,H,T,S).
+    score: the sequence's log-probability (beam search: before the length penalty).
+    log_probs: (T, vocab) the model's next-token log-probabilities at each row.
+    """
+
+    tokens: list[int]
+    decoder_input: list[int]
+    attention: AttentionMaps | None
+    score: float
+    log_probs: Tensor | None = None
+
+
+def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float) -> Decoded:
+    """Re-run the produced sequence with teacher forcing to collect its attention.
+
+    In eval mode the decoder is causal, so row t equals what decoding step t saw.
+    """
+    decoder_input = [BOS_ID] + tokens[:-1] if tokens else [BOS_ID]
+    tgt = torch.tensor([decoder_input], dtype=torch.long, device=src.device)
+    out = model(src, tgt, return_attention=True)
+    return Decoded(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Transformer,
+    src: Tensor,
+    max_new_tokens: int = 64,
+    *,
+    use_cache: bool = True,
+    return_attention: bool = True,
+) -> Decoded:
+    """Pick the most probable token at each step.
+
+    Shape: src (1, S) token ids.
+    """
+    model.eval()
+    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
+    src_mask = padding_mask(src, model.config.pad_id)
+    memory = model.encode(src, src_mask)
+    cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
+    ys = torch.tensor([[BOS_ID]], dtype=torch.long, device=src.device)
+    tokens: list[int] = []
+    score = 0.0
+    for _ in range(max_new_tokens):
+        step_in = ys[:, -1:] if use_cache else ys
+        logits = model.decode(step_in, memory, src_mask, cache=cache)[:, -1]  # (1, vocab)
+        logp = logits.log_softmax(-1)
+        nxt = int(logp.argmax(-1))
+        score += float(logp[0, nxt])
+        tokens.append(nxt)
+        if nxt == EOS_ID:
+            break
+        ys = torch.cat([ys, torch.tensor([[nxt]], device=src.device)], dim=1)
+    if not return_attention:
+        return Decoded(tokens, [BOS_ID] + tokens[:-1], None, score)
+    return _with_attention(model, src, tokens, score)
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's lp(Y) = ((5 + |Y|) / 6)^α, used with α = 0.6 in §6.1."""
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+@torch.no_grad()
+def beam_search(
+    model: Transformer,
+    src: Tensor,
+    beam_size: int = 4,
+    max_new_tokens: int = 64,
+    *,
+    alpha: float = 0.6,
+    return_attention: bool = True,
+) -> Decoded:
+    """Beam search with length penalty α (§6.1: beam 4, α 0.6). beam_size=1 is greedy decoding.
+
+    Shape: src (1, S) token ids.
+    """
+    if beam_size < 1:
+        raise ValueError("beam_size must be at least 1")
+    model.eval()
+    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
+    src_mask = padding_mask(src, model.config.pad_id)
+    memory = model.encode(src, src_mask)  # (1, S, d_model)
+    cache = DecoderCache.empty(len(model.decoder_layers))
+    beams: list[list[int]] = [[]]
+    scores = torch.zeros(1, device=src.device)
+    finished: list[tuple[float, float, list[int]]] = []  # (normalised, raw, tokens)
+    last = torch.tensor([[BOS_ID]], dtype=torch.long, device=src.device)
+    for _ in range(max_new_tokens):
+        n = len(beams)
+        logits = model.decode(last, memory.expand(n, -1, -1), src_mask.expand(n, -1, -1, -1), cache=cache)[
+            :, -1
+        ]  # (n, vocab)
+        cand = (scores[:, None] + logits.log_softmax(-1)).view(-1)  # (n · vocab)
+        top_scores, top_idx = cand.topk(min(2 * beam_size, cand.numel()))
+        vocab = logits.size(-1)
+        keep_beam, keep_tok, keep_score = [], [], []
+        for s, idx in zip(top_scores.tolist(), top_idx.tolist()):
+            b, tok = divmod(idx, vocab)
+            seq = beams[b] + [tok]
+            if tok == EOS_ID:
+                finished.append((s / length_penalty(len(seq), alpha), s, seq))
+            else:
+                keep_beam.append(b)
+                keep_tok.append(tok)
+                keep_score.append(s)
+            if len(keep_beam) == beam_size:
+                break
+        # Stop once beam_size hypotheses have ended (so beam_size=1 is greedy decoding).
+        if not keep_beam or len(finished) >= beam_size:
+            break
+        index = torch.tensor(keep_beam, device=src.device)
+        cache = cache.index_select(index)
+        beams = [beams[b] + [t] for b, t in zip(keep_beam, keep_tok)]
+        scores = torch.tensor(keep_score, device=src.device)
+        last = torch.tensor(keep_tok, device=src.device)[:, None]
+    if not finished:  # ran out of length: take the best live beam
+        finished = [(s / length_penalty(len(b), alpha), s, b) for s, b in zip(scores.tolist(), beams)]
+    _, raw, tokens = max(finished, key=lambda f: f[0])
+    if not return_attention:
+        return Decoded(tokens, [BOS_ID] + tokens[:-1], None, raw)
+    return _with_attention(model, src, tokens, raw)
+
+
+def translate_ids(
+    model: Transformer, src_ids: list[int], beam_size: int = 1, max_new_tokens: int = 64, return_attention: bool = True
+) -> Decoded:
+    """Decode one source sentence given as ids (EOS appended by the caller)."""
+    src = torch.tensor([src_ids], dtype=torch.long, device=next(model.parameters()).device)
+    if beam_size == 1:
+        return greedy_decode(model, src, max_new_tokens, return_attention=return_attention)
+    return beam_search(model, src, beam_size, max_new_tokens, return_attention=return_attention)
+
+
+@torch.no_grad()
+def greedy_decode_batch(model: Transformer, sources: list[list[int]], max_new_tokens: int = 64) -> list[list[int]]:
+    """Greedy decoding of many sentences at once (for evaluation); returns ids without BOS/EOS."""
+    model.eval()
+    pad = model.config.pad_id
+    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
+    S = max(len(s) for s in sources)
+    src = torch.full((len(sources), S), pad, dtype=torch.long)
+    for i, s in enumerate(sources):
+        src[i, : len(s)] = torch.tensor(s)
+    src_mask = padding_mask(src, pad)
+    memory = model.encode(src, src_mask)
+    cache = DecoderCache.empty(len(model.decoder_layers))
+    last = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
+    out = torch.zeros((len(sources), 0), dtype=torch.long)
+    done = torch.zeros(len(sources), dtype=torch.bool)
+    for _ in range(max_new_tokens):
+        logits = model.decode(last, memory, src_mask, cache=cache)[:, -1]
+        nxt = logits.argmax(-1).masked_fill(done, EOS_ID)
+        out = torch.cat([out, nxt[:, None]], dim=1)
+        done |= nxt == EOS_ID
+        if bool(done.all()):
+            break
+        last = nxt[:, None]
+    result = []
+    for row in out.tolist():
+        result.append(row[: row.index(EOS_ID)] if EOS_ID in row else row)
+    return result

@@ -1,0 +1,358 @@
+"""The encoder-decoder Transformer of "Attention Is All You Need" (Vaswani et al., 2017).
+
+Post-LN residual sub-layers (§3.1), multi-head attention (§3.2), position-wise
+feed-forward networks (§3.3), shared and √d_model-scaled embeddings tied to the
+output projection (§3.4), positional encodings (§3.5).
+
+Attention maps come back as values (``return_attention=True``), per layer and per
+head, never averaged and never stored on a module.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from .attention import AttentionTrace, MultiHeadAttention
+from .config import TransformerConfig
+from .masks import padding_mask, subsequent_mask, target_mask
+from .positional import PositionalEncoding
+
+ATTENTION_KINDS: tuple[str, ...] = ("encoder", "decoder", "cross")
+
+
+@dataclass
+class AttentionMaps:
+    """Attention weights per layer: encoder self [L] (B,H,S,S), decoder self [L] (B,H,T,T), cross [L] (B,H,T,S)."""
+
+    encoder: list[Tensor] = field(default_factory=list)
+    decoder: list[Tensor] = field(default_factory=list)
+    cross: list[Tensor] = field(default_factory=list)
+
+    def stacked(self, kind: str) -> Tensor:
+        """One kind's maps as a single (L, B, H, T_q, T_k) tensor."""
+        return torch.stack(getattr(self, kind))
+
+
+@dataclass
+class Intermediates:
+    """What a teacher shows besides the weights: embeddings, each layer's output and full attention traces."""
+
+    src_embedding: Tensor | None = None  # (B, S, d_model)  token embedding × √d_model
+    src_input: Tensor | None = None  # (B, S, d_model)  ... + positional encoding
+    tgt_embedding: Tensor | None = None  # (B, T, d_model)
+    tgt_input: Tensor | None = None  # (B, T, d_model)
+    encoder_layers: list[Tensor] = field(default_factory=list)  # [L] (B, S, d_model)
+    decoder_layers: list[Tensor] = field(default_factory=list)  # [L] (B, T, d_model)
+    encoder: list[AttentionTrace] = field(default_factory=list)
+    decoder: list[AttentionTrace] = field(default_factory=list)
+    cross: list[AttentionTrace] = field(default_factory=list)
+
+
+@dataclass
+class TransformerOutput:
+    logits: Tensor  # (B, T, vocab_size)
+    memory: Tensor  # (B, S, d_model)
+    attention: AttentionMaps | None = None
+    intermediates: Intermediates | None = None
+
+
+@dataclass
+class DecoderCache:
+    """Keys and values of the decoder's past positions, per layer, for incremental decoding."""
+
+    self_kv: list[tuple[Tensor, Tensor] | None]
+    cross_kv: list[tuple[Tensor, Tensor] | None]
+    length: int = 0
+
+    @classmethod
+    def empty(cls, n_layers: int) -> DecoderCache:
+        return cls([None] * n_layers, [None] * n_layers, 0)
+
+    def index_select(self, index: Tensor) -> DecoderCache:
+        """Reorder the batch (beam search keeps the beams it selects)."""
+
+        def pick(kv: tuple[Tensor, Tensor] | None) -> tuple[Tensor, Tensor] | None:
+            return None if kv is None else (kv[0].index_select(0, index), kv[1].index_select(0, index))
+
+        return DecoderCache([pick(kv) for kv in self.self_kv], [pick(kv) for kv in self.cross_kv], self.length)
+
+
+@dataclass
+class Capture:
+    """What a caller asks encode/decode to collect; each field is filled when not None."""
+
+    attention: AttentionMaps | None = None
+    intermediates: Intermediates | None = None
+
+    @property
+    def need_weights(self) -> bool:
+        return self.attention is not None or self.intermediates is not None
+
+    def add(self, kind: str, weights: Tensor | None, trace: AttentionTrace | None, layer_out: Tensor | None) -> None:
+        if self.attention is not None:
+            getattr(self.attention, kind).append(weights)
+        if self.intermediates is not None:
+            getattr(self.intermediates, kind).append(trace)
+            if layer_out is not None:
+                getattr(self.intermediates, f"{kind}_layers").append(layer_out)
+
+
+def _head_mask(head_mask: dict[str, Tensor] | None, kind: str, layer: int) -> Tensor | None:
+    return None if head_mask is None or kind not in head_mask else head_mask[kind][layer]
+
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, d_ff)
+        self.w_2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.w_2(self.dropout(torch.relu(self.w_1(x))))  # (B, T, d_model)
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each as LayerNorm(x + Dropout(Sublayer(x))) (§3.1, §5.4)."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.norm_1 = nn.LayerNorm(config.d_model)
+        self.norm_2 = nn.LayerNorm(config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        src_mask: Tensor | None,
+        *,
+        need_weights: bool = False,
+        need_trace: bool = False,
+        head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor | None, AttentionTrace | None]:
+        attn = self.self_attn(x, x, x, src_mask, need_weights=need_weights, need_trace=need_trace, head_mask=head_mask)
+        x = self.norm_1(x + self.dropout(attn.output))  # (B, S, d_model)
+        x = self.norm_2(x + self.dropout(self.feed_forward(x)))
+        return x, attn.weights, attn.trace
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, encoder-decoder (cross) attention over the memory, then feed-forward (§3.1)."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.norm_1 = nn.LayerNorm(config.d_model)
+        self.norm_2 = nn.LayerNorm(config.d_model)
+        self.norm_3 = nn.LayerNorm(config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None,
+        tgt_mask: Tensor | None,
+        *,
+        need_weights: bool = False,
+        need_trace: bool = False,
+        past_kv: tuple[Tensor, Tensor] | None = None,
+        cross_kv: tuple[Tensor, Tensor] | None = None,
+        self_head_mask: Tensor | None = None,
+        cross_head_mask: Tensor | None = None,
+    ) -> tuple[Tensor, tuple, tuple]:
+        """Returns x (B, T, d_model), (self weights, self trace, self kv), (cross weights, cross trace, cross kv)."""
+        sa = self.self_attn(
+            x,
+            x,
+            x,
+            tgt_mask,
+            need_weights=need_weights,
+            need_trace=need_trace,
+            past_kv=past_kv,
+            head_mask=self_head_mask,
+        )
+        x = self.norm_1(x + self.dropout(sa.output))
+        ca = self.cross_attn(
+            x,
+            memory,
+            memory,
+            src_mask,
+            need_weights=need_weights,
+            need_trace=need_trace,
+            static_kv=cross_kv,
+            head_mask=cross_head_mask,
+        )
+        x = self.norm_2(x + self.dropout(ca.output))
+        x = self.norm_3(x + self.dropout(self.feed_forward(x)))
+        return x, (sa.weights, sa.trace, sa.kv), (ca.weights, ca.trace, ca.kv)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer (Figure 1 of the paper).
+
+    Args:
+        config: the model's hyper-parameters.
+
+    Shape:
+        src: (B, S) token ids; tgt: (B, T) token ids (BOS first).
+        src_mask: bool (B, 1, 1, S), True = real token (default: from pad_id).
+        tgt_mask: bool (B, 1, T, T), padding & look-ahead (default: from pad_id).
+        logits: (B, T, vocab_size).
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.src_embed = nn.Embedding(config.vocab_size, config.d_model)
+        self.tgt_embed = self.src_embed if config.tie_embeddings else nn.Embedding(config.vocab_size, config.d_model)
+        self.positional = PositionalEncoding(config.positional, config.max_len, config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
+        self.generator = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.reset_parameters()
+        if config.tie_embeddings:
+            self.generator.weight = self.src_embed.weight
+
+    def reset_parameters(self) -> None:
+        """Xavier-uniform matrices, zero biases; embeddings N(0, d_model^-0.5), so that after the
+        √d_model scaling of §3.4 a token's embedding has unit variance, like the positional encoding."""
+        for name, p in self.named_parameters():
+            if name.startswith("positional"):
+                continue
+            if "embed" in name:
+                nn.init.normal_(p, std=self.config.d_model**-0.5)
+            elif p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def embed(self, tokens: Tensor, table: nn.Embedding, start: int = 0) -> tuple[Tensor, Tensor]:
+        """Token embedding × √d_model (§3.4), then + positional encoding (§3.5)."""
+        emb = table(tokens) * math.sqrt(self.config.d_model)  # (B, T, d_model)
+        return emb, self.positional(emb, start)
+
+    def encode(
+        self,
+        src: Tensor,
+        src_mask: Tensor | None = None,
+        *,
+        capture: Capture | None = None,
+        head_mask: dict[str, Tensor] | None = None,
+    ) -> Tensor:
+        """Run the encoder stack. Shape: src (B, S) -> memory (B, S, d_model).
+
+        Args:
+            capture: filled with the attention maps / intermediates it asks for.
+            head_mask: {"encoder": (L, H)} multipliers; 0 ablates a head.
+        """
+        capture = capture or Capture()
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)
+        emb, x = self.embed(src, self.src_embed)
+        inter = capture.intermediates
+        if inter is not None:
+            inter.src_embedding, inter.src_input = emb, x
+        x = self.dropout(x)
+        for i, layer in enumerate(self.encoder_layers):
+            x, weights, trace = layer(
+                x,
+                src_mask,
+                need_weights=capture.need_weights,
+                need_trace=inter is not None,
+                head_mask=_head_mask(head_mask, "encoder", i),
+            )
+            capture.add("encoder", weights, trace, x)
+        return x
+
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        *,
+        cache: DecoderCache | None = None,
+        capture: Capture | None = None,
+        head_mask: dict[str, Tensor] | None = None,
+    ) -> Tensor:
+        """Run the decoder stack and the output projection. Shape: tgt (B, T) -> logits (B, T, vocab_size).
+
+        With a cache, tgt holds only the new positions; the cache (the caller's,
+        never the model's) is updated in place.
+        """
+        capture = capture or Capture()
+        start = 0 if cache is None else cache.length
+        T = tgt.size(1)
+        if tgt_mask is None:
+            if cache is None:
+                tgt_mask = target_mask(tgt, self.config.pad_id)
+            else:  # new positions see every cached one and the earlier new ones
+                tgt_mask = subsequent_mask(start + T, tgt.device)[:, :, start:, :]
+        emb, x = self.embed(tgt, self.tgt_embed, start)
+        inter = capture.intermediates
+        if inter is not None:
+            inter.tgt_embedding, inter.tgt_input = emb, x
+        x = self.dropout(x)
+        for i, layer in enumerate(self.decoder_layers):
+            x, (sw, st, skv), (cw, ct, ckv) = layer(
+                x,
+                memory,
+                src_mask,
+                tgt_mask,
+                need_weights=capture.need_weights,
+                need_trace=inter is not None,
+                past_kv=None if cache is None else cache.self_kv[i],
+                cross_kv=None if cache is None else cache.cross_kv[i],
+                self_head_mask=_head_mask(head_mask, "decoder", i),
+                cross_head_mask=_head_mask(head_mask, "cross", i),
+            )
+            if cache is not None:
+                cache.self_kv[i], cache.cross_kv[i] = skv, ckv
+            capture.add("decoder", sw, st, x)
+            capture.add("cross", cw, ct, None)
+        if cache is not None:
+            cache.length = start + T
+        return self.generator(x)  # (B, T, vocab_size)
+
+    def forward(
+        self,
+        src: Tensor,
+        tgt: Tensor,
+        src_mask: Tensor | None = None,
+        tgt_mask: Tensor | None = None,
+        *,
+        return_attention: bool = False,
+        return_intermediates: bool = False,
+        head_mask: dict[str, Tensor] | None = None,
+    ) -> TransformerOutput:
+        """Encode src, decode tgt with teacher forcing.
+
+        Args:
+            return_attention: fill ``output.attention`` with every layer's and head's weights.
+            return_intermediates: fill ``output.intermediates`` (Q, K, V, scores, ... per head).
+            head_mask: {"encoder"|"decoder"|"cross": (L, H)} multipliers; 0 ablates a head.
+        """
+        if src_mask is None:
+            src_mask = padding_mask(src, self.config.pad_id)
+        capture = Capture(
+            AttentionMaps() if return_attention or return_intermediates else None,
+            Intermediates() if return_intermediates else None,
+        )
+        memory = self.encode(src, src_mask, capture=capture, head_mask=head_mask)
+        logits = self.decode(tgt, memory, src_mask, tgt_mask, capture=capture, head_mask=head_mask)
+        return TransformerOutput(logits, memory, capture.attention, capture.intermediates)
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer.checkpoint import load_checkpoint
+from transformer.train import PRESETS, JsonlLogger, TrainCallback, Trainer, TrainingError, noam_lr
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = dataclasses.replace(PRESETS["tiny"], steps=20)
+
+
+def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "transformer", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=600,
+        **kw,
+    )
+
+
+def test_noam_schedule_warms_up_then_decays():
+    lrs = [noam_lr(s, 512, 4000) for s in (1, 2000, 4000, 8000, 16000)]
+    assert lrs[0] < lrs[1] < lrs[2] and lrs[2] > lrs[3] > lrs[4]
+    assert abs(lrs[2] - 512**-0.5 * 4000**-0.5) < 1e-12
+
+
+class Recorder(TrainCallback):
+    def __init__(self):
+        self.steps, self.checkpoints, self.started, self.ended = [], [], False, None
+
+    def on_start(self, trainer):
+        self.started = True
+
+    def on_step(self, event):
+        self.steps.append(event)
+
+    def on_checkpoint(self, step, path, kind):
+        self.checkpoints.append((step, kind))
+
+    def on_end(self, trainer, result):
+        self.ended = result
+
+
+def test_callbacks_metrics_log_and_snapshots(tmp_path):
+    rec = Recorder()
+    out = tmp_path / "run"
+    Trainer(TINY, out, [rec, JsonlLogger(out / "metrics.jsonl", every=5)]).train()
+    assert rec.started and rec.ended["step"] == 20
+    assert [e.step for e in rec.steps] == list(range(1, 21))
+    assert rec.steps[-1].loss < rec.steps[0].loss
+    assert all(e.tokens_per_s > 0 for e in rec.steps)
+    logged = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in logged] == [5, 10, 15, 20] and "loss" in logged[0]
+    assert (0, "snapshot") in rec.checkpoints and (10, "snapshot") in rec.checkpoints
+    assert load_checkpoint(out / "snapshots" / "step-000010").card["step"] == 10
+    final = load_checkpoint(out)
+    assert final.card["step"] == 20 and final.card["train_config"]["steps"] == 20
+    assert not (out / "last").exists()
+
+
+def test_existing_checkpoint_needs_overwrite(tmp_path):
+    out = tmp_path / "run"
+    Trainer(dataclasses.replace(TINY, steps=3), out).train()
+    with pytest.raises(TrainingError, match="--overwrite"):
+        Trainer(dataclasses.replace(TINY, steps=3), out).train()
+    Trainer(dataclasses.replace(TINY, steps=4), out, overwrite=True).train()
+    assert load_checkpoint(out).card["step"] == 4
+
+
+def test_interrupted_run_resumes_exactly(tmp_path):
+    straight = tmp_path / "straight"
+    Trainer(TINY, straight).train()
+    stop = threading.Event()
+
+    class StopAt(TrainCallback):
+        def on_step(self, event):
+            if event.step == 13:
+                stop.set()
+
+    out = tmp_path / "interrupted"
+    result = Trainer(TINY, out, [StopAt()], stop_event=stop).train()
+    assert result["stopped"] and result["step"] == 13 and (out / "last").exists()
+    assert not (out / "config.json").exists()
+    rec = Recorder()
+    Trainer(TINY, out, [rec]).train()  # resumes from out/last
+    assert rec.steps[0].step == 14
+    a, b = load_checkpoint(straight).model.state_dict(), load_checkpoint(out).model.state_dict()
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
+
+
+def test_killed_cli_run_resumes_from_its_last_checkpoint(tmp_path):
+    out = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "transformer",
+            "train",
+            "--preset",
+            "tiny",
+            "--steps",
+            "100000",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=str(ROOT),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state = out / "last" / "trainer_state.json"
+    try:
+        for _ in range(600):
+            if state.exists():
+                break
+            threading.Event().wait(0.1)
+        assert state.exists(), "no resume checkpoint was written"
+    finally:
+        proc.kill()
+        proc.wait()
+    saved = json.loads(state.read_text())["step"]
+    done = _cli("train", "--preset", "tiny", "--steps", str(saved + 5), "--out", str(out), "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert load_checkpoint(out).card["step"] == saved + 5
+    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps[-1] == saved + 5
+
+
+def test_two_runs_into_one_folder_are_refused(tmp_path):
+    out = tmp_path / "run"
+    started, release = threading.Event(), threading.Event()
+
+    class Hold(TrainCallback):
+        def on_step(self, event):
+            started.set()
+            release.wait(30)
+
+    t = threading.Thread(target=lambda: Trainer(dataclasses.replace(TINY, steps=2), out, [Hold()]).train())
+    t.start()
+    try:
+        assert started.wait(60)
+        with pytest.raises(TrainingError, match="another training run"):
+            Trainer(dataclasses.replace(TINY, steps=2), out).train()
+    finally:
+        release.set()
+        t.join()
+
+
+def test_bring_your_own_corpus_and_malformed_lines(tmp_path):
+    data = tmp_path / "mine.tsv"
+    data.write_text("hello world\tbonjour le monde\nthe cat\tle chat\n" * 20, encoding="utf-8")
+    ok = _cli("train", "--preset", "tiny", "--steps", "3", "--data", str(data), "--out", str(tmp_path / "m"), "--quiet")
+    assert ok.returncode == 0, ok.stderr
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("hello\tbonjour\nthis line has no tab\n", encoding="utf-8")
+    res = _cli("train", "--preset", "tiny", "--steps", "3", "--data", str(bad), "--out", str(tmp_path / "b"), "--quiet")
+    assert res.returncode == 2
+    assert "line 2" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
+    out = tmp_path / "ddp"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "transformer",
+            "train",
+            "--preset",
+            "tiny",
+            "--steps",
+            "6",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    card = load_checkpoint(out).card
+    assert card["world_size"] == 2 and card["replicas_equal"] is True and card["step"] == 6

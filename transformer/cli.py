@@ -1,0 +1,208 @@
+"""The ``python -m transformer`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .checkpoint import DEFAULT_CHECKPOINT, CheckpointError, load_checkpoint
+from .corpus import CorpusFormatError, CorpusSpec, generate
+from .train import TrainingError
+
+
+class CLIError(Exception):
+    pass
+
+
+def _load(path: str | None):
+    target = Path(path) if path else DEFAULT_CHECKPOINT
+    if path is None and not target.exists():
+        raise CLIError(
+            f"no checkpoint is installed at {target}; train one with "
+            "'python -m transformer train --preset coref' or pass --checkpoint DIR"
+        )
+    return load_checkpoint(target)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    ckpt = _load(args.checkpoint)
+    print(
+        json.dumps(
+            {
+                "checkpoint": str(ckpt.path),
+                "config": ckpt.config.to_dict(),
+                "d_k": ckpt.config.d_k,
+                "parameters": ckpt.model.num_parameters(),
+                "card": ckpt.card,
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+    )
+    return 0
+
+
+def translate_record(ckpt, text: str, beam: int) -> dict[str, Any]:
+    """Translate one sentence: the record that --json prints."""
+    from .views import analyse
+
+    a = analyse(ckpt.model, ckpt.tokenizer, text, beam)
+    return {
+        "source_pieces": a.source_pieces,
+        "target_pieces": a.target_pieces,
+        "output_pieces": a.output_pieces,
+        "translation": a.translation,
+        "attention": {kind: a.maps(kind).round(5).tolist() for kind in ("encoder", "decoder", "cross")},
+    }
+
+
+def cmd_translate(args: argparse.Namespace) -> int:
+    ckpt = _load(args.checkpoint)
+    lines = args.text if args.text else [line.rstrip("\n") for line in sys.stdin]
+    for text in lines:
+        if not text.strip():
+            print("(empty line skipped)", file=sys.stderr)
+            continue
+        rec = translate_record(ckpt, text, args.beam)
+        if args.json:
+            print(json.dumps(rec, ensure_ascii=False))
+        else:
+            print(rec["translation"])
+    return 0
+
+
+def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
+    from .train import METRICS_FILE, PRESETS, JsonlLogger, TqdmCallback, Trainer
+
+    cfg = PRESETS[args.preset]
+    changes: dict[str, Any] = {}
+    for name in ("steps", "batch_tokens", "lr_factor", "warmup_steps", "label_smoothing", "clip_norm", "seed"):
+        value = getattr(args, name)
+        if value is not None:
+            changes[name] = value
+    if args.dropout is not None:
+        changes["model_overrides"] = {**cfg.model_overrides, "dropout": args.dropout}
+    if args.snapshots is not None:
+        changes["snapshot_steps"] = tuple(int(s) for s in args.snapshots.split(",") if s.strip())
+    if args.data:
+        changes["data_file"] = args.data
+    cfg = dataclasses.replace(cfg, **changes)
+    out = Path(args.out or (DEFAULT_CHECKPOINT if args.preset == "coref" else f"checkpoints/{args.preset}"))
+    callbacks = [JsonlLogger(out / METRICS_FILE)]
+    if not args.quiet:
+        callbacks.append(TqdmCallback())
+    trainer = Trainer(cfg, out, callbacks, overwrite=args.overwrite)
+    if trainer.distributed:
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    try:
+        result = trainer.train()
+    finally:
+        if trainer.distributed:
+            import torch.distributed as dist
+
+            dist.destroy_process_group()
+    if trainer.is_main and not result["stopped"] and not args.no_evaluate and cfg.data_file is None:
+        from .checkpoint import update_card
+        from .evaluate import evaluate
+
+        ckpt = load_checkpoint(out)
+        report = evaluate(ckpt.model, ckpt.tokenizer, generate(cfg.corpus)[1])
+        update_card(
+            out,
+            {
+                "command": "python -m transformer " + " ".join(sys.argv[1:] if argv is None else argv),
+                "evaluation": report,
+            },
+        )
+        result["pronoun_accuracy"] = report["pronoun_accuracy"]
+    if trainer.is_main:
+        print(json.dumps({"out": str(out), **result}))
+    return 0
+
+
+def corpus_spec_of(card: dict[str, Any]) -> CorpusSpec:
+    """The corpus a checkpoint was trained on (its test split is the one to score), else the default."""
+    fields = card.get("train_config", {}).get("corpus", {})
+    known = {f.name for f in dataclasses.fields(CorpusSpec)}
+    return CorpusSpec(**{k: v for k, v in fields.items() if k in known}) if isinstance(fields, dict) else CorpusSpec()
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import best_heads, evaluate
+
+    ckpt = _load(args.checkpoint)
+    report = evaluate(ckpt.model, ckpt.tokenizer, generate(corpus_spec_of(ckpt.card))[1])
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    print(f"test sentences    {report['n_sentences']}")
+    print(f"pronoun accuracy  {report['pronoun_accuracy']:.4f}")
+    print(f"exact match       {report['exact_match']:.4f}")
+    print(f"BLEU / chrF       {report['bleu']:.2f} / {report['chrf']:.2f}")
+    for s in report["seed_sentences"]:
+        print(f"{'ok ' if s['correct'] else 'BAD'} {s['source']} -> {s['translation']}")
+    print("best heads (share of test sentences whose row prefers the antecedent):")
+    for kind, query in (("encoder", "pronoun"), ("encoder", "cue"), ("cross", "pronoun")):
+        top = best_heads([h for h in report["heads"] if h["kind"] == kind and h["query"] == query], 3)
+        print(f"  {kind:7s} {query:7s} " + "  ".join(f"L{h['layer']}H{h['head']}={h['score']:.3f}" for h in top))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    info = sub.add_parser("info", help="config, parameter count and card of a checkpoint")
+    info.add_argument("--checkpoint", help="checkpoint directory (default: the shipped one)")
+    info.set_defaults(func=cmd_info)
+
+    tr = sub.add_parser("translate", help="translate sentences (arguments, or one per line on stdin)")
+    tr.add_argument("text", nargs="*")
+    tr.add_argument("--checkpoint")
+    tr.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    tr.add_argument("--json", action="store_true", help="one JSON object per line, with attention maps")
+    tr.set_defaults(func=cmd_translate)
+
+    from .train import PRESETS
+
+    t = sub.add_parser("train", help="train a model (also under torchrun for DistributedDataParallel)")
+    t.add_argument("--preset", choices=sorted(PRESETS), default="coref")
+    t.add_argument("--out", help="checkpoint directory to write")
+    t.add_argument("--data", help="your own corpus: a UTF-8 file of source<TAB>target lines")
+    t.add_argument("--overwrite", action="store_true", help="replace an existing checkpoint at --out")
+    t.add_argument("--steps", type=int)
+    t.add_argument("--batch-tokens", type=int)
+    t.add_argument("--lr-factor", type=float)
+    t.add_argument("--warmup-steps", type=int)
+    t.add_argument("--label-smoothing", type=float)
+    t.add_argument("--dropout", type=float)
+    t.add_argument("--clip-norm", type=float)
+    t.add_argument("--seed", type=int)
+    t.add_argument("--snapshots", help="comma-separated steps at which to keep a snapshot, e.g. 0,100,300")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--no-evaluate", action="store_true", help="skip the evaluation written into card.json")
+    t.set_defaults(func=cmd_train)
+
+    ev = sub.add_parser("evaluate", help="score a checkpoint on the held-out test split")
+    ev.add_argument("--checkpoint")
+    ev.add_argument("--json", action="store_true")
+    ev.set_defaults(func=cmd_evaluate)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.func is cmd_train:
+            return cmd_train(args, argv)
+        return args.func(args)
+    except (CLIError, CheckpointError, CorpusFormatError, TrainingError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,233 @@
+"""The attention explorer: every head of the encoder, the decoder and the cross attention for a typed sentence."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from pages.common import EXAMPLES, MAX_TEXT, current_checkpoint, get_analysis, probe_marks
+from transformer import figures
+from transformer.views import WORD_MERGE_RULE, difference, merge_words, to_csv, token_focus, word_groups, word_labels
+
+KINDS = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Encoder–decoder (cross) attention",
+}
+CFG = figures.PLOT_CONFIG
+
+
+def plot(fig, key: str) -> None:
+    st.plotly_chart(fig, width="stretch", config=CFG, key=key, theme=None)
+
+
+def csv_button(matrix: np.ndarray, rows: list[str], cols: list[str], name: str, key: str) -> None:
+    st.download_button(
+        "CSV",
+        to_csv(matrix, rows, cols),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=key,
+        help="Download this matrix (rows = queries, columns = keys).",
+    )
+
+
+st.title("Attention explorer")
+path, ckpt = current_checkpoint()
+cfg = ckpt.config
+text = str(st.session_state.get("text", ""))
+beam = int(st.session_state.get("beam", 1))
+
+if not text.strip():
+    st.info("Type an English sentence in the sidebar (or pick an example) to see what every head does with it.")
+    st.stop()
+if len(text) >= MAX_TEXT:
+    st.warning(f"Only the first {MAX_TEXT:,} characters are used.")
+
+a = get_analysis(path, text, beam)
+if a.truncated:
+    st.warning(
+        f"The sentence has {a.n_pieces} pieces but the model reads at most {cfg.max_len - 1}; "
+        f"only the first {cfg.max_len - 1} pieces were translated."
+    )
+if a.unknown_words:
+    st.warning("The tokenizer does not know some characters; these words became <unk> pieces:")
+    st.text(", ".join(a.unknown_words))
+
+st.caption("Translation")
+st.text(a.translation or "(empty)")
+with st.expander("Pieces (sentencepiece tokens)"):
+    st.text("source:  " + " ".join(a.source_pieces))
+    st.text("decoder input:  " + " ".join(a.target_pieces))
+    st.text("produced:  " + " ".join(a.output_pieces))
+
+tabs = st.tabs(["Heads", "All heads", "Token focus", "Words", "Compare two sentences", "Decoding replay"])
+
+# ---------------------------------------------------------------- one head per kind
+with tabs[0]:
+    st.caption(
+        "Rows are queries, columns are keys; each row sums to 1. Decoder rows are named by the token they produce. "
+        "PNG: camera icon in the chart's toolbar."
+    )
+    slots = st.columns(2) + st.columns(2)
+    for col, kind in zip(slots, ("encoder", "cross", "decoder")):
+        with col:
+            maps = a.maps(kind)
+            L, H = maps.shape[:2]
+            c1, c2 = st.columns(2)
+            layer = c1.selectbox("Layer", range(L), key=f"layer_{kind}", index=L - 1)
+            head = c2.selectbox("Head", range(H), key=f"head_{kind}")
+            rows, keys = a.labels(kind)
+            plot(
+                figures.attention_heatmap(maps[layer, head], rows, keys, f"{KINDS[kind]} · L{layer} H{head}"),
+                f"one_{kind}",
+            )
+            csv_button(maps[layer, head], rows, keys, f"{kind}_L{layer}_H{head}", f"csv_{kind}")
+    with slots[3]:
+        st.caption("How to read these")
+        st.text(
+            "Encoder self-attention: every English piece looks at every other (padding hidden).\n"
+            "Cross attention: each French piece, while being produced, looks at the English pieces.\n"
+            "Decoder self-attention: each French piece looks only at the pieces before it\n"
+            "(the look-ahead mask zeroes everything above the diagonal)."
+        )
+
+# ---------------------------------------------------------------- overview
+with tabs[1]:
+    kind = st.radio("Attention", list(KINDS), format_func=KINDS.get, horizontal=True, key="overview_kind")
+    maps = a.maps(kind)
+    L, H = maps.shape[:2]
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Enlarge layer", range(L), key="ov_layer")
+    head = c2.selectbox("Enlarge head", range(H), key="ov_head")
+    plot(figures.heads_overview(maps, f"{KINDS[kind]}: {L} layers × {H} heads", highlight=(layer, head)), "overview")
+    rows, keys = a.labels(kind)
+    plot(figures.attention_heatmap(maps[layer, head], rows, keys, f"Layer {layer}, head {head}"), "overview_big")
+    csv_button(maps[layer, head], rows, keys, f"{kind}_L{layer}_H{head}", "csv_overview")
+
+# ---------------------------------------------------------------- token focus
+with tabs[2]:
+    st.caption(
+        "One token's attention row in every layer and head at once. ★ marks the heads that the coreference "
+        "probe (recorded in the checkpoint's card) found best at pointing from the pronoun to its antecedent, "
+        "with their score on held-out sentences."
+    )
+    src_labels = [f"{i}: {p}" for i, p in enumerate(a.source_pieces)]
+    default_src = next((i for i, p in enumerate(a.source_pieces) if p.strip("▁").lower() in ("it", "they")), 0)
+    q = st.selectbox(
+        "Source token (encoder query)",
+        range(len(src_labels)),
+        format_func=src_labels.__getitem__,
+        index=default_src,
+        key="focus_src",
+    )
+    plot(
+        figures.token_focus_figure(
+            token_focus(a.encoder, q),
+            cfg.n_heads,
+            a.source_pieces,
+            f"Encoder self-attention from {a.source_pieces[q]!r}",
+            probe_marks(ckpt, "encoder"),
+        ),
+        "focus_enc",
+    )
+    out_labels = [f"{i}: {p}" for i, p in enumerate(a.output_pieces)]
+    default_out = next((i for i, p in enumerate(a.output_pieces) if p.strip("▁'") in ("il", "elle", "ils", "elles")), 0)
+    t = st.selectbox(
+        "Produced token (cross-attention query)",
+        range(len(out_labels)),
+        format_func=out_labels.__getitem__,
+        index=min(default_out, max(len(out_labels) - 1, 0)),
+        key="focus_tgt",
+    )
+    plot(
+        figures.token_focus_figure(
+            token_focus(a.cross, t),
+            cfg.n_heads,
+            a.source_pieces,
+            f"Cross-attention while producing {a.output_pieces[t]!r}",
+            probe_marks(ckpt, "cross"),
+        ),
+        "focus_cross",
+    )
+
+# ---------------------------------------------------------------- words
+with tabs[3]:
+    st.caption("Merging rule: " + WORD_MERGE_RULE)
+    kind = st.radio("Attention", list(KINDS), format_func=KINDS.get, horizontal=True, key="word_kind")
+    maps = a.maps(kind)
+    rows, keys = a.labels(kind)
+    rg, kg = word_groups(rows), word_groups(keys)
+    merged = merge_words(maps, rg, kg)
+    c1, c2 = st.columns(2)
+    layer = c1.selectbox("Layer", range(maps.shape[0]), key="word_layer", index=maps.shape[0] - 1)
+    head = c2.selectbox("Head", range(maps.shape[1]), key="word_head")
+    rl, kl = word_labels(rows, rg), word_labels(keys, kg)
+    plot(figures.attention_heatmap(merged[layer, head], rl, kl, f"{KINDS[kind]} by word · L{layer} H{head}"), "words")
+    csv_button(merged[layer, head], rl, kl, f"{kind}_words_L{layer}_H{head}", "csv_words")
+
+# ---------------------------------------------------------------- compare
+with tabs[4]:
+    st.caption(
+        "Two sentences that differ in one word: what changes in each head? Red = more weight in A, blue = more in B."
+    )
+    c1, c2 = st.columns(2)
+    text_a = c1.text_input("Sentence A", EXAMPLES[0], key="cmp_a", max_chars=MAX_TEXT)
+    text_b = c2.text_input("Sentence B", EXAMPLES[1], key="cmp_b", max_chars=MAX_TEXT)
+    if not text_a.strip() or not text_b.strip():
+        st.info("Type two sentences to compare.")
+    else:
+        aa, bb = get_analysis(path, text_a, beam), get_analysis(path, text_b, beam)
+        c1.text(aa.translation)
+        c2.text(bb.translation)
+        kind = st.radio("Attention", ["encoder", "cross"], format_func=KINDS.get, horizontal=True, key="cmp_kind")
+        ma, mb = aa.maps(kind), bb.maps(kind)
+        k1, k2 = st.columns(2)
+        layer = k1.selectbox("Layer", range(ma.shape[0]), key="cmp_layer", index=ma.shape[0] - 1)
+        head = k2.selectbox("Head", range(ma.shape[1]), key="cmp_head")
+        ra, ka = aa.labels(kind)
+        rb, kb = bb.labels(kind)
+        p1, p2, p3 = st.columns(3)
+        with p1:
+            plot(figures.attention_heatmap(ma[layer, head], ra, ka, "A"), "cmp_fig_a")
+        with p2:
+            plot(figures.attention_heatmap(mb[layer, head], rb, kb, "B"), "cmp_fig_b")
+        diff = difference(ma, mb)
+        with p3:
+            rl = [x if x == y else f"{x} | {y}" for x, y in zip(ra[: diff.rows], rb[: diff.rows])]
+            kl = [x if x == y else f"{x} | {y}" for x, y in zip(ka[: diff.cols], kb[: diff.cols])]
+            plot(figures.attention_heatmap(diff.delta[layer, head], rl, kl, "A − B", diverging=True), "cmp_fig_diff")
+            csv_button(diff.delta[layer, head], rl, kl, f"diff_{kind}_L{layer}_H{head}", "csv_diff")
+        if not diff.same_shape:
+            st.warning(
+                f"The two maps differ in size ({ma.shape[-2]}×{ma.shape[-1]} vs {mb.shape[-2]}×{mb.shape[-1]}); "
+                "the difference covers the positions they share."
+            )
+
+# ---------------------------------------------------------------- replay
+with tabs[5]:
+    T = len(a.output_pieces)
+    if T == 0:
+        st.info("Nothing was produced.")
+    else:
+        step = st.slider("Decoding step", 1, T, value=T, key="replay_step")
+        layer = st.selectbox("Layer", range(a.cross.shape[0]), index=a.cross.shape[0] - 1, key="replay_layer")
+        st.caption("Produced so far (the last piece is the one this step chose)")
+        st.text(" ".join(a.output_pieces[:step]))
+        c1, c2 = st.columns([3, 1])
+        with c1:
+            plot(
+                figures.replay_figure(
+                    a.cross[layer, :, step - 1],
+                    a.source_pieces,
+                    f"Step {step}: cross-attention of layer {layer} while producing {a.output_pieces[step - 1]!r}",
+                ),
+                "replay",
+            )
+        with c2:
+            plot(
+                figures.candidates_figure(
+                    a.top_tokens[step - 1], a.top_probs[step - 1].tolist(), "Next-piece candidates"
+                ),
+                "candidates",
+            )

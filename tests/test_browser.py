@@ -1,0 +1,116 @@
+"""A real browser: start the server, type the flagship sentence in Debian's chromium, focus "it", screenshot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from transformer.checkpoint import DEFAULT_CHECKPOINT
+from transformer.corpus import SEED_SENTENCES
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped checkpoint")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Debian's chromium is not installed (scripts/test.sh installs it)")
+        pytest.skip("Debian's chromium is not installed")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+        ],
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("streamlit did not start")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_type_translate_focus_and_screenshot(server):
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=shutil.which("chromium") or CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page.goto(server, wait_until="domcontentloaded")
+        box = page.get_by_label("Sentence (English)")
+        expect(box).to_be_visible(timeout=60_000)
+        box.fill(SEED_SENTENCES[1][0])  # first show "wide", then type the flagship
+        box.press("Control+Enter")
+        expect(page.get_by_text("qu'elle", exact=False).first).to_be_visible(timeout=60_000)
+        box.fill(SEED_SENTENCES[0][0])
+        box.press("Control+Enter")
+        expect(page.get_by_text("parce qu'il", exact=False).first).to_be_visible(timeout=60_000)
+        # heatmaps render as plotly SVG with a heatmap layer
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+        assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 3
+        # token focus: open the tab; "it" is the default query, chosen explicitly here
+        page.get_by_role("tab", name="Token focus").click()
+        select = page.get_by_label("Source token (encoder query)")
+        expect(select).to_be_visible(timeout=30_000)
+        select.click()
+        page.get_by_role("option", name="▁it", exact=False).first.click()
+        expect(page.get_by_text("Encoder self-attention from '▁it'", exact=False).first).to_be_visible(timeout=30_000)
+        time.sleep(1.0)  # let plotly finish drawing
+        page.screenshot(path=str(ARTIFACTS / "explorer-token-focus.png"), full_page=True)
+        browser.close()
+    assert (ARTIFACTS / "explorer-token-focus.png").stat().st_size > 10_000

@@ -7,6 +7,7 @@ merge into one category; hover text carries the query, the key and the weight.
 from __future__ import annotations
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 
 COLORSCALE = "Blues"
@@ -104,7 +105,7 @@ def heads_overview(
     """All heads of all layers (L, H, T_q, T_k) as one tiled heatmap: a row of tiles per layer.
 
     One trace (not L×H subplots) keeps it fast to build and to draw. Large maps are
-    sent as 8-bit weights (÷255) to keep the payload small.
+    sent as 8-bit weights (÷254) to keep the payload small.
     """
     L, H, Tq, Tk = weights.shape
     gap = 1
@@ -116,8 +117,11 @@ def heads_overview(
     if quantize is None:
         quantize = z.size > 40_000
     if quantize:
-        zq = np.where(np.isnan(z), np.nan, np.round(z * 255)).astype(np.float32)
-        trace = go.Heatmap(z=zq, colorscale=COLORSCALE, zmin=0, zmax=255, hoverinfo="skip", showscale=False)
+        # one byte per cell: weights as 0..254, the gaps as 255 drawn white
+        zq = np.where(np.isnan(z), 255, np.round(z * 254)).astype(np.uint8)
+        blues = plotly.colors.get_colorscale(COLORSCALE)
+        scale = [[stop * 254 / 255, color] for stop, color in blues] + [[254.5 / 255, "white"], [1.0, "white"]]
+        trace = go.Heatmap(z=zq, colorscale=scale, zmin=0, zmax=255, hoverinfo="skip", showscale=False)
     else:
         trace = go.Heatmap(
             z=z,

@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from transformer.checkpoint import load_checkpoint
+from transformer.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_info_prints_config_parameters_and_card(trained_checkpoint, capsys):
+    assert main(["info", "--checkpoint", str(trained_checkpoint)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["config"]["n_heads"] == 4 and out["parameters"] > 0 and out["card"]["step"] == 60
+
+
+def test_translate_json_has_pieces_and_attention_of_the_right_shapes(trained_checkpoint, capsys):
+    code = main(
+        [
+            "translate",
+            "--checkpoint",
+            str(trained_checkpoint),
+            "--json",
+            "--beam",
+            "2",
+            "The dog was too tired.",
+            "The cow didn't cross the road.",
+        ]
+    )
+    assert code == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2
+    cfg = load_checkpoint(trained_checkpoint).config
+    for line in lines:
+        rec = json.loads(line)
+        S, T = len(rec["source_pieces"]), len(rec["target_pieces"])
+        assert rec["source_pieces"][-1] == "</s>" and rec["target_pieces"][0] == "<s>"
+        assert len(rec["output_pieces"]) == T
+        assert rec["target_pieces"][1:] == rec["output_pieces"][:-1]
+        att = rec["attention"]
+        assert len(att["encoder"]) == cfg.n_encoder_layers and len(att["cross"]) == cfg.n_decoder_layers
+        assert [len(att["encoder"][0]), len(att["encoder"][0][0]), len(att["encoder"][0][0][0])] == [cfg.n_heads, S, S]
+        assert [len(att["decoder"][0][0]), len(att["decoder"][0][0][0])] == [T, T]
+        assert [len(att["cross"][0][0]), len(att["cross"][0][0][0])] == [T, S]
+        assert isinstance(rec["translation"], str)
+
+
+def test_translate_reads_stdin_and_skips_empty_lines(trained_checkpoint):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    res = subprocess.run(
+        [sys.executable, "-m", "transformer", "translate", "--checkpoint", str(trained_checkpoint)],
+        input="The dog was too tired.\n\nThe cat was too scared.\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(ROOT),
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.strip().splitlines()) == 2 and "empty line" in res.stderr
+
+
+def test_a_missing_or_broken_checkpoint_is_a_clear_error(tmp_path, capsys):
+    assert main(["info", "--checkpoint", str(tmp_path / "nope")]) == 2
+    assert "not a checkpoint directory" in capsys.readouterr().err
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{}")
+    assert main(["translate", "--checkpoint", str(tmp_path / "bad"), "hi"]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_evaluate_json_reports_metrics_and_every_head(trained_checkpoint, capsys):
+    assert main(["evaluate", "--checkpoint", str(trained_checkpoint), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for key in ("pronoun_accuracy", "exact_match", "bleu", "chrf", "n_sentences", "heads"):
+        assert key in report
+    cfg = load_checkpoint(trained_checkpoint).config
+    heads = report["heads"]
+    kinds = {(h["kind"], h["query"]) for h in heads}
+    assert kinds == {("encoder", "pronoun"), ("encoder", "cue"), ("cross", "pronoun")}
+    assert len(heads) == cfg.n_heads * (2 * cfg.n_encoder_layers + cfg.n_decoder_layers)
+    assert all(0.0 <= h["score"] <= 1.0 for h in heads)
+    assert 0.0 <= report["pronoun_accuracy"] <= 1.0 and report["n_sentences"] == 100
+
+
+def test_without_a_shipped_checkpoint_the_cli_says_so(monkeypatch, tmp_path, capsys):
+    import transformer.cli as cli
+
+    monkeypatch.setattr(cli, "DEFAULT_CHECKPOINT", tmp_path / "absent")
+    assert main(["translate", "hello"]) == 2
+    assert "no checkpoint is installed" in capsys.readouterr().err
+
+
+def test_probe_rows_point_at_the_right_pieces(trained_checkpoint):
+    from transformer.corpus import seed_examples
+    from transformer.evaluate import french_pronoun, probe_rows
+
+    tok = load_checkpoint(trained_checkpoint).tokenizer
+    tired, wide = seed_examples()
+    for ex, antecedent, other, fr in ((tired, "animal", "street", "il"), (wide, "street", "animal", "elle")):
+        rows = probe_rows(tok, ex)
+        src = tok.pieces(tok.encode(ex.src))
+        tgt = tok.pieces(tok.encode(ex.tgt))
+        assert "".join(src[i] for i in rows.antecedent).strip("▁") == antecedent
+        assert ["".join(src[i] for i in o).strip("▁") for o in rows.others] == [other]
+        assert src[rows.pronoun_row].strip("▁") == "it"
+        assert "".join(src[i] for i in rows.cue_rows).strip("▁.") == ex.src.split()[ex.cue].strip(".")
+        # the decoder row that outputs the pronoun: row t predicts target piece t
+        assert tgt[rows.cross_row].strip("▁'").startswith(fr[:2])
+        assert french_pronoun(ex.tgt) == fr

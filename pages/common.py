@@ -94,3 +94,60 @@ def card_summary(ckpt: Checkpoint) -> dict[str, Any]:
 
 def show_json(data: Any) -> None:
     st.code(json.dumps(data, indent=2, ensure_ascii=False), language="json")
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _figure(path: str, stamp: float, text: str, beam: int, view: str, params: tuple) -> Any:
+    a = _analysis(path, stamp, text, beam)
+    ckpt = _load(path, stamp)
+    if view == "diff":  # params: (other text, kind, layer, head, title)
+        from transformer import figures
+        from transformer.views import diff_labels, difference
+
+        other, kind, layer, head, title = params
+        b = _analysis(path, stamp, other[:MAX_TEXT], beam)
+        d = difference(a.maps(kind), b.maps(kind))
+        (ra, ka), (rb, kb) = a.labels(kind), b.labels(kind)
+        rows, keys = diff_labels(ra, rb, d.rows), diff_labels(ka, kb, d.cols)
+        return figures.attention_heatmap(d.delta[layer, head], rows, keys, title, diverging=True)
+    return build_figure(a, ckpt, view, params)
+
+
+def figure(path: str, text: str, beam: int, view: str, *params: Any) -> Any:
+    """A cached figure of the explorer, keyed by (checkpoint, sentence, beam, view, params)."""
+    return _figure(path, _stamp(path), text[:MAX_TEXT], int(beam), view, tuple(params))
+
+
+def build_figure(a: Analysis, ckpt: Checkpoint, view: str, params: tuple) -> Any:
+    """Map a view name and its parameters to one of the pure builders in transformer.figures."""
+    from transformer import figures
+    from transformer.views import merge_words, token_focus, word_groups, word_labels
+
+    if view == "head":
+        kind, layer, head, title = params
+        rows, keys = a.labels(kind)
+        return figures.attention_heatmap(a.maps(kind)[layer, head], rows, keys, title)
+    if view == "overview":
+        kind, layer, head, title = params
+        return figures.heads_overview(a.maps(kind), title, highlight=(layer, head))
+    if view == "focus":
+        kind, query, title = params
+        marks = probe_marks(ckpt, "encoder" if kind == "encoder" else "cross")
+        return figures.token_focus_figure(
+            token_focus(a.maps(kind), query), ckpt.config.n_heads, a.source_pieces, title, marks
+        )
+    if view == "words":
+        kind, layer, head, title = params
+        rows, keys = a.labels(kind)
+        rg, kg = word_groups(rows), word_groups(keys)
+        merged = merge_words(a.maps(kind)[layer, head], rg, kg)
+        return figures.attention_heatmap(merged, word_labels(rows, rg), word_labels(keys, kg), title)
+    if view == "replay":
+        layer, step, title = params
+        return figures.replay_figure(a.cross[layer, :, step - 1], a.source_pieces, title)
+    if view == "candidates":
+        (step,) = params
+        return figures.candidates_figure(
+            a.top_tokens[step - 1], a.top_probs[step - 1].tolist(), "Next-piece candidates"
+        )
+    raise ValueError(f"unknown view {view!r}")

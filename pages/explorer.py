@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from pages.common import EXAMPLES, MAX_TEXT, current_checkpoint, get_analysis, probe_marks
+from pages.common import EXAMPLES, MAX_TEXT, current_checkpoint, figure, get_analysis
 from transformer import figures
-from transformer.views import WORD_MERGE_RULE, difference, merge_words, to_csv, token_focus, word_groups, word_labels
+from transformer.views import WORD_MERGE_RULE, diff_labels, difference, merge_words, to_csv, word_groups, word_labels
 
 KINDS = {
     "encoder": "Encoder self-attention",
@@ -79,8 +79,7 @@ with tabs[0]:
             head = c2.selectbox("Head", range(H), key=f"head_{kind}")
             rows, keys = a.labels(kind)
             plot(
-                figures.attention_heatmap(maps[layer, head], rows, keys, f"{KINDS[kind]} · L{layer} H{head}"),
-                f"one_{kind}",
+                figure(path, text, beam, "head", kind, layer, head, f"{KINDS[kind]} · L{layer} H{head}"), f"one_{kind}"
             )
             csv_button(maps[layer, head], rows, keys, f"{kind}_L{layer}_H{head}", f"csv_{kind}")
     with slots[3]:
@@ -100,9 +99,9 @@ with tabs[1]:
     c1, c2 = st.columns(2)
     layer = c1.selectbox("Enlarge layer", range(L), key="ov_layer")
     head = c2.selectbox("Enlarge head", range(H), key="ov_head")
-    plot(figures.heads_overview(maps, f"{KINDS[kind]}: {L} layers × {H} heads", highlight=(layer, head)), "overview")
+    plot(figure(path, text, beam, "overview", kind, layer, head, f"{KINDS[kind]}: {L} layers × {H} heads"), "overview")
     rows, keys = a.labels(kind)
-    plot(figures.attention_heatmap(maps[layer, head], rows, keys, f"Layer {layer}, head {head}"), "overview_big")
+    plot(figure(path, text, beam, "head", kind, layer, head, f"Layer {layer}, head {head}"), "overview_big")
     csv_button(maps[layer, head], rows, keys, f"{kind}_L{layer}_H{head}", "csv_overview")
 
 # ---------------------------------------------------------------- token focus
@@ -122,13 +121,7 @@ with tabs[2]:
         key="focus_src",
     )
     plot(
-        figures.token_focus_figure(
-            token_focus(a.encoder, q),
-            cfg.n_heads,
-            a.source_pieces,
-            f"Encoder self-attention from {a.source_pieces[q]!r}",
-            probe_marks(ckpt, "encoder"),
-        ),
+        figure(path, text, beam, "focus", "encoder", q, f"Encoder self-attention from {a.source_pieces[q]!r}"),
         "focus_enc",
     )
     out_labels = [f"{i}: {p}" for i, p in enumerate(a.output_pieces)]
@@ -140,16 +133,11 @@ with tabs[2]:
         index=min(default_out, max(len(out_labels) - 1, 0)),
         key="focus_tgt",
     )
-    plot(
-        figures.token_focus_figure(
-            token_focus(a.cross, t),
-            cfg.n_heads,
-            a.source_pieces,
-            f"Cross-attention while producing {a.output_pieces[t]!r}",
-            probe_marks(ckpt, "cross"),
-        ),
-        "focus_cross",
-    )
+    if a.output_pieces:
+        plot(
+            figure(path, text, beam, "focus", "cross", t, f"Cross-attention while producing {a.output_pieces[t]!r}"),
+            "focus_cross",
+        )
 
 # ---------------------------------------------------------------- words
 with tabs[3]:
@@ -163,7 +151,7 @@ with tabs[3]:
     layer = c1.selectbox("Layer", range(maps.shape[0]), key="word_layer", index=maps.shape[0] - 1)
     head = c2.selectbox("Head", range(maps.shape[1]), key="word_head")
     rl, kl = word_labels(rows, rg), word_labels(keys, kg)
-    plot(figures.attention_heatmap(merged[layer, head], rl, kl, f"{KINDS[kind]} by word · L{layer} H{head}"), "words")
+    plot(figure(path, text, beam, "words", kind, layer, head, f"{KINDS[kind]} by word · L{layer} H{head}"), "words")
     csv_button(merged[layer, head], rl, kl, f"{kind}_words_L{layer}_H{head}", "csv_words")
 
 # ---------------------------------------------------------------- compare
@@ -189,14 +177,13 @@ with tabs[4]:
         rb, kb = bb.labels(kind)
         p1, p2, p3 = st.columns(3)
         with p1:
-            plot(figures.attention_heatmap(ma[layer, head], ra, ka, "A"), "cmp_fig_a")
+            plot(figure(path, text_a, beam, "head", kind, layer, head, "A"), "cmp_fig_a")
         with p2:
-            plot(figures.attention_heatmap(mb[layer, head], rb, kb, "B"), "cmp_fig_b")
+            plot(figure(path, text_b, beam, "head", kind, layer, head, "B"), "cmp_fig_b")
         diff = difference(ma, mb)
         with p3:
-            rl = [x if x == y else f"{x} | {y}" for x, y in zip(ra[: diff.rows], rb[: diff.rows])]
-            kl = [x if x == y else f"{x} | {y}" for x, y in zip(ka[: diff.cols], kb[: diff.cols])]
-            plot(figures.attention_heatmap(diff.delta[layer, head], rl, kl, "A − B", diverging=True), "cmp_fig_diff")
+            plot(figure(path, text_a, beam, "diff", text_b, kind, layer, head, "A − B"), "cmp_fig_diff")
+            rl, kl = diff_labels(ra, rb, diff.rows), diff_labels(ka, kb, diff.cols)
             csv_button(diff.delta[layer, head], rl, kl, f"diff_{kind}_L{layer}_H{head}", "csv_diff")
         if not diff.same_shape:
             st.warning(
@@ -216,18 +203,7 @@ with tabs[5]:
         st.text(" ".join(a.output_pieces[:step]))
         c1, c2 = st.columns([3, 1])
         with c1:
-            plot(
-                figures.replay_figure(
-                    a.cross[layer, :, step - 1],
-                    a.source_pieces,
-                    f"Step {step}: cross-attention of layer {layer} while producing {a.output_pieces[step - 1]!r}",
-                ),
-                "replay",
-            )
+            title = f"Step {step}: cross-attention of layer {layer} while producing {a.output_pieces[step - 1]!r}"
+            plot(figure(path, text, beam, "replay", layer, step, title), "replay")
         with c2:
-            plot(
-                figures.candidates_figure(
-                    a.top_tokens[step - 1], a.top_probs[step - 1].tolist(), "Next-piece candidates"
-                ),
-                "candidates",
-            )
+            plot(figure(path, text, beam, "candidates", step), "candidates")

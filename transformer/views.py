@@ -67,6 +67,11 @@ def difference(a: np.ndarray, b: np.ndarray) -> Difference:
     return Difference(delta, a.shape == b.shape, rows, cols)
 
 
+def diff_labels(a: list[str], b: list[str], n: int) -> list[str]:
+    """Axis labels for a difference map: one token where both sentences agree, "a | b" where they differ."""
+    return [x if x == y else f"{x} | {y}" for x, y in zip(a[:n], b[:n])]
+
+
 def to_csv(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> str:
     """A matrix as CSV text with labelled rows and columns (quotes doubled, never evaluated)."""
 

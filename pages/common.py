@@ -7,12 +7,20 @@ analyses and figures are cached per (checkpoint, sentence, options).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from transformer.checkpoint import CHECKPOINTS_DIR, DEFAULT_CHECKPOINT, Checkpoint, list_checkpoints, load_checkpoint
+from transformer.checkpoint import (
+    CHECKPOINTS_DIR,
+    DEFAULT_CHECKPOINT,
+    Checkpoint,
+    CheckpointError,
+    list_checkpoints,
+    load_checkpoint,
+)
 from transformer.corpus import SEED_SENTENCES
 from transformer.views import Analysis, analyse
 
@@ -30,11 +38,17 @@ EXAMPLES = [
 MAX_TEXT = 5000
 
 
+def checkpoints_root() -> Path:
+    """checkpoints/ of the repository, or the folder named by $TRANSFORMER_CHECKPOINTS."""
+    return Path(os.environ.get("TRANSFORMER_CHECKPOINTS") or CHECKPOINTS_DIR)
+
+
 def checkpoint_choices() -> dict[str, str]:
-    """label -> path, the shipped default first."""
-    found = list_checkpoints()
-    found.sort(key=lambda p: (p != DEFAULT_CHECKPOINT, str(p)))
-    return {str(p.relative_to(CHECKPOINTS_DIR)) if p.is_relative_to(CHECKPOINTS_DIR) else str(p): str(p) for p in found}
+    """label -> path of every checkpoint directory under the root, the shipped default first."""
+    root = checkpoints_root()
+    found = list_checkpoints(root)
+    found.sort(key=lambda p: (p.name != DEFAULT_CHECKPOINT.name, str(p)))
+    return {str(p.relative_to(root)): str(p) for p in found}
 
 
 def sidebar_state() -> None:
@@ -59,11 +73,18 @@ def _load(path: str, stamp: float) -> Checkpoint:
 
 
 def current_checkpoint() -> tuple[str, Checkpoint]:
-    """The checkpoint chosen in the sidebar (shared by every session, read-only)."""
+    """The checkpoint chosen in the sidebar (shared by every session, read-only).
+
+    A checkpoint that fails validation stops the page with the loader's message.
+    """
     choices = checkpoint_choices()
     label = st.session_state.get("checkpoint")
-    path = choices.get(label) or str(DEFAULT_CHECKPOINT)
-    return path, _load(path, _stamp(path))
+    path = choices.get(label) or (next(iter(choices.values())) if choices else str(DEFAULT_CHECKPOINT))
+    try:
+        return path, _load(path, _stamp(path))
+    except CheckpointError as exc:
+        st.error(f"This checkpoint cannot be used: {exc}")
+        st.stop()
 
 
 @st.cache_data(show_spinner="Translating…", max_entries=512)

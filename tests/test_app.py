@@ -99,3 +99,21 @@ def test_beam_and_examples_change_the_output():
     at.run()
     assert not at.exception
     assert any("qu'elle" in t for t in _texts(at))
+
+
+def test_a_corrupt_checkpoint_in_the_picker_gives_a_message(tmp_path, monkeypatch):
+    import shutil
+
+    good = tmp_path / "coref-en-fr"
+    shutil.copytree(DEFAULT_CHECKPOINT, good, ignore=shutil.ignore_patterns("snapshots"))
+    bad = tmp_path / "broken"
+    shutil.copytree(good, bad)
+    (bad / "model.safetensors").write_bytes(b"not a safetensors file at all")
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert at.session_state["checkpoint"] == "coref-en-fr"  # the shipped one is preselected
+    at.sidebar.selectbox(key="checkpoint").select("broken").run()
+    assert not at.exception
+    assert any("cannot be used" in e.value and "safetensors" in e.value for e in at.error)

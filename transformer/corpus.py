@@ -429,8 +429,8 @@ class CorpusSpec:
 
     n_examples: int = 60000
     seed: int = 0
-    number_share: float = 0.25  # of pronoun sentences: one singular and one plural noun
-    both_share: float = 0.35  # of pronoun sentences: three nouns, number and predicate both needed
+    number_share: float = 0.2  # of pronoun sentences: one singular and one plural noun
+    both_share: float = 0.5  # of pronoun sentences: three nouns, number and predicate both needed
     plain_share: float = 0.1  # sentences without a pronoun
     test_pair_share: float = 0.1  # noun pairs reserved for the test split
     n_test: int = 2000

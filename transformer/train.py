@@ -69,10 +69,11 @@ PRESETS: dict[str, TrainConfig] = {
     "coref": TrainConfig(
         model_preset="small",
         model_overrides=dict(n_encoder_layers=3, n_decoder_layers=2),
-        corpus=CorpusSpec(n_examples=60000),
-        steps=2400,
+        corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2),
+        steps=2000,
         batch_tokens=3000,
-        snapshot_steps=(0, 100, 300, 600, 1000),
+        lr_factor=0.5,
+        snapshot_steps=(0, 100, 300, 600, 1000, 1400),
     ),
     # Seconds, for tests and demos.
     "tiny": TrainConfig(

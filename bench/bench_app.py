@@ -23,16 +23,21 @@ from transformer.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint  # noqa: 
 from transformer.views import analyse, difference, merge_words, token_focus, word_groups  # noqa: E402
 
 torch.set_num_threads(2)
-BASE = "The dog and the cats didn't cross the street because it was too tired, and the horse avoided the bridges."
+SENTENCES = [
+    "The dog and the cats didn't cross the street because it was too tired.",
+    "The cow crossed neither the roads nor the bridge because they were too narrow.",
+    "The trophy didn't fit in the suitcase because it was too big.",
+    "The horses stopped at the river since they were too scared.",
+]
 
 
 def sentence_of(tokenizer, n_pieces: int) -> str:
-    words, text = BASE.split(), ""
-    i = 0
+    """Corpus-like sentences strung together, cut to n_pieces pieces."""
+    text, i = "", 0
     while len(tokenizer.encode(text)) < n_pieces:
-        text = (text + " " + words[i % len(words)]).strip()
+        text = (text + " " + SENTENCES[i % len(SENTENCES)]).strip()
         i += 1
-    return text
+    return tokenizer.decode(tokenizer.encode(text)[:n_pieces])
 
 
 def every_figure(a, b) -> list:
@@ -79,7 +84,7 @@ def main() -> None:
         n = min(n, ckpt.config.max_len - 1)
         text = sentence_of(ckpt.tokenizer, n)
         a = analyse(ckpt.model, ckpt.tokenizer, text)
-        b = analyse(ckpt.model, ckpt.tokenizer, text.replace("tired", "wide"))
+        b = analyse(ckpt.model, ckpt.tokenizer, text.replace("tired", "narrow"))
         t_compute = median_ms(lambda text=text: analyse(ckpt.model, ckpt.tokenizer, text))
         t_figs = median_ms(lambda a=a, b=b: every_figure(a, b))
         overview = figures.heads_overview(a.encoder, "overview")

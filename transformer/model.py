@@ -298,8 +298,9 @@ class Transformer(nn.Module):
         if tgt_mask is None:
             if cache is None:
                 tgt_mask = target_mask(tgt, self.config.pad_id)
-            else:  # new positions see every cached one and the earlier new ones
+            elif T > 1:  # new positions see every cached one and the earlier new ones
                 tgt_mask = subsequent_mask(start + T, tgt.device)[:, :, start:, :]
+            # else: one new position sees every cached one, so no mask is needed
         emb, x = self.embed(tgt, self.tgt_embed, start)
         inter = capture.intermediates
         if inter is not None:

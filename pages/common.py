@@ -97,11 +97,20 @@ def get_analysis(path: str, text: str, beam: int) -> Analysis:
     return _analysis(path, _stamp(path), text[:MAX_TEXT], int(beam))
 
 
-def probe_marks(ckpt: Checkpoint, kind: str, query: str = "pronoun", top: int = 3) -> dict[tuple[int, int], float]:
-    """The best heads of the coreference probe recorded in the card (layer, head) -> score."""
+def probe_heads(ckpt: Checkpoint, kind: str, query: str = "pronoun") -> list[dict[str, Any]]:
+    """The coreference probe's scores recorded in the card for one kind of row, best first."""
     heads = ckpt.card.get("evaluation", {}).get("heads", [])
-    picked = sorted((h for h in heads if h.get("kind") == kind and h.get("query") == query), key=lambda h: -h["score"])
-    return {(int(h["layer"]), int(h["head"])): float(h["score"]) for h in picked[:top]}
+    picked = [h for h in heads if isinstance(h, dict) and h.get("kind") == kind and h.get("query") == query]
+    return sorted(picked, key=lambda h: -float(h.get("score", 0)))
+
+
+def probe_marks(ckpt: Checkpoint, kind: str, threshold: float = 0.8) -> dict[tuple[int, int], float]:
+    """(layer, head) -> score for the heads whose pronoun row finds the antecedent in >= threshold of sentences."""
+    return {
+        (int(h["layer"]), int(h["head"])): float(h["score"])
+        for h in probe_heads(ckpt, kind)
+        if float(h["score"]) >= threshold
+    }
 
 
 def card_summary(ckpt: Checkpoint) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from pages.common import EXAMPLES, MAX_TEXT, current_checkpoint, figure, get_analysis
+from pages.common import EXAMPLES, MAX_TEXT, current_checkpoint, figure, get_analysis, probe_heads
 from transformer import figures
 from transformer.views import WORD_MERGE_RULE, diff_labels, difference, merge_words, to_csv, word_groups, word_labels
 
@@ -45,6 +45,12 @@ if len(text) >= MAX_TEXT:
     st.warning(f"Only the first {MAX_TEXT:,} characters are used.")
 
 a = get_analysis(path, text, beam)
+# the probe's best cross-attention head (where this checkpoint decides il/elle) is the default view
+best_cross = probe_heads(ckpt, "cross")
+BEST_LAYER, BEST_HEAD = (
+    (int(best_cross[0]["layer"]), int(best_cross[0]["head"])) if best_cross else (a.cross.shape[0] - 1, 0)
+)
+PRONOUN_STEP = next((i for i, p in enumerate(a.output_pieces) if p.strip("▁'") in ("il", "elle", "ils", "elles")), None)
 if a.truncated:
     st.warning(
         f"The sentence has {a.n_pieces} pieces but the model reads at most {cfg.max_len - 1}; "
@@ -75,8 +81,9 @@ with tabs[0]:
             maps = a.maps(kind)
             L, H = maps.shape[:2]
             c1, c2 = st.columns(2)
-            layer = c1.selectbox("Layer", range(L), key=f"layer_{kind}", index=L - 1)
-            head = c2.selectbox("Head", range(H), key=f"head_{kind}")
+            default = (BEST_LAYER, BEST_HEAD) if kind == "cross" else (L - 1, 0)
+            layer = c1.selectbox("Layer", range(L), key=f"layer_{kind}", index=default[0])
+            head = c2.selectbox("Head", range(H), key=f"head_{kind}", index=default[1])
             rows, keys = a.labels(kind)
             plot(
                 figure(path, text, beam, "head", kind, layer, head, f"{KINDS[kind]} · L{layer} H{head}"), f"one_{kind}"
@@ -107,10 +114,18 @@ with tabs[1]:
 # ---------------------------------------------------------------- token focus
 with tabs[2]:
     st.caption(
-        "One token's attention row in every layer and head at once. ★ marks the heads that the coreference "
-        "probe (recorded in the checkpoint's card) found best at pointing from the pronoun to its antecedent, "
-        "with their score on held-out sentences."
+        "One token's attention row in every layer and head at once. ★ marks the heads whose pronoun row puts "
+        "more weight on the antecedent than on the other noun(s) in at least 80% of held-out sentences "
+        "(the coreference probe recorded in the checkpoint's card), with that share."
     )
+    best = {kind: probe_heads(ckpt, kind) for kind in ("encoder", "cross")}
+    if best["encoder"] or best["cross"]:
+        st.caption(
+            "Best heads of the probe: "
+            + "; ".join(
+                f"{KINDS[kind]} L{h[0]['layer']} H{h[0]['head']} = {h[0]['score']:.3f}" for kind, h in best.items() if h
+            )
+        )
     src_labels = [f"{i}: {p}" for i, p in enumerate(a.source_pieces)]
     default_src = next((i for i, p in enumerate(a.source_pieces) if p.strip("▁").lower() in ("it", "they")), 0)
     q = st.selectbox(
@@ -125,7 +140,7 @@ with tabs[2]:
         "focus_enc",
     )
     out_labels = [f"{i}: {p}" for i, p in enumerate(a.output_pieces)]
-    default_out = next((i for i, p in enumerate(a.output_pieces) if p.strip("▁'") in ("il", "elle", "ils", "elles")), 0)
+    default_out = PRONOUN_STEP or 0
     t = st.selectbox(
         "Produced token (cross-attention query)",
         range(len(out_labels)),
@@ -168,11 +183,12 @@ with tabs[4]:
         aa, bb = get_analysis(path, text_a, beam), get_analysis(path, text_b, beam)
         c1.text(aa.translation)
         c2.text(bb.translation)
-        kind = st.radio("Attention", ["encoder", "cross"], format_func=KINDS.get, horizontal=True, key="cmp_kind")
+        kind = st.radio("Attention", ["cross", "encoder"], format_func=KINDS.get, horizontal=True, key="cmp_kind")
         ma, mb = aa.maps(kind), bb.maps(kind)
         k1, k2 = st.columns(2)
-        layer = k1.selectbox("Layer", range(ma.shape[0]), key="cmp_layer", index=ma.shape[0] - 1)
-        head = k2.selectbox("Head", range(ma.shape[1]), key="cmp_head")
+        default = (BEST_LAYER, BEST_HEAD) if kind == "cross" else (ma.shape[0] - 1, 0)
+        layer = k1.selectbox("Layer", range(ma.shape[0]), key=f"cmp_layer_{kind}", index=default[0])
+        head = k2.selectbox("Head", range(ma.shape[1]), key=f"cmp_head_{kind}", index=default[1])
         ra, ka = aa.labels(kind)
         rb, kb = bb.labels(kind)
         p1, p2, p3 = st.columns(3)
@@ -197,8 +213,9 @@ with tabs[5]:
     if T == 0:
         st.info("Nothing was produced.")
     else:
-        step = st.slider("Decoding step", 1, T, value=T, key="replay_step")
-        layer = st.selectbox("Layer", range(a.cross.shape[0]), index=a.cross.shape[0] - 1, key="replay_layer")
+        start = T if PRONOUN_STEP is None else PRONOUN_STEP + 1  # open on the step that writes the pronoun
+        step = st.slider("Decoding step", 1, T, value=start, key="replay_step") if T > 1 else 1
+        layer = st.selectbox("Layer", range(a.cross.shape[0]), index=BEST_LAYER, key="replay_layer")
         st.caption("Produced so far (the last piece is the one this step chose)")
         st.text(" ".join(a.output_pieces[:step]))
         c1, c2 = st.columns([3, 1])

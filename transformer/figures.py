@@ -205,10 +205,11 @@ def candidates_figure(tokens: list[str], probs: list[float], title: str) -> go.F
         hovertemplate="%{customdata}: %{x:.3f}<extra></extra>",
     )
     layout = dict(
-        title=dict(text=title, font=dict(size=14)),
-        height=60 + 28 * n,
-        margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(range=[0, 1], title="probability"),
-        yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=tokens, autorange="reversed"),
+        title=dict(text=title, font=dict(size=13), x=0, xanchor="left"),
+        height=110 + 30 * n,
+        margin=dict(l=16 + _text_width(tokens), r=12, t=40, b=44, autoexpand=False),
+        font=dict(size=11),
+        xaxis=dict(range=[0, 1], title=dict(text="probability"), automargin=False),
+        yaxis=dict(tickmode="array", tickvals=list(range(n)), ticktext=tokens, autorange="reversed", automargin=False),
     )
     return go.Figure(data=[trace], layout=layout)

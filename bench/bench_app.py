@@ -10,14 +10,15 @@ shows, and the JSON payload size of the all-heads overview. Runs on the CPU.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_seconds  # noqa: E402
+
 from transformer import figures  # noqa: E402
 from transformer.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint  # noqa: E402
 from transformer.views import analyse, difference, merge_words, token_focus, word_groups  # noqa: E402
@@ -66,13 +67,7 @@ def every_figure(a, b) -> list:
 
 
 def median_ms(fn, repeat: int = 7) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+    return median_seconds(fn, repeat) * 1e3
 
 
 def main() -> None:

@@ -10,9 +10,7 @@
 from __future__ import annotations
 
 import math
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -20,6 +18,9 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import median_seconds  # noqa: E402
+
 from transformer import DecoderCache, Transformer, TransformerConfig, sinusoidal_table  # noqa: E402
 
 torch.set_num_threads(2)
@@ -48,16 +49,6 @@ class TorchReference(nn.Module):
         return h @ self.embed.weight.T
 
 
-def timed(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
 def train_step(model, opt, src, tgt_in, tgt_out, ours: bool):
     logits = model(src, tgt_in).logits if ours else model(src, tgt_in)
     loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1), label_smoothing=0.1)
@@ -72,8 +63,8 @@ def main() -> None:
     tgt_out = torch.randint(4, 1000, (B, T))
     ours, ref = Transformer(CFG).train(), TorchReference(CFG).train()
     o1, o2 = torch.optim.Adam(ours.parameters()), torch.optim.Adam(ref.parameters())
-    t_ours = timed(lambda: train_step(ours, o1, src, tgt_in, tgt_out, True), 15)
-    t_ref = timed(lambda: train_step(ref, o2, src, tgt_in, tgt_out, False), 15)
+    t_ours = median_seconds(lambda: train_step(ours, o1, src, tgt_in, tgt_out, True), 15)
+    t_ref = median_seconds(lambda: train_step(ref, o2, src, tgt_in, tgt_out, False), 15)
     tok = B * T
     print(
         f"training step  ours {tok / t_ours:9,.0f} tok/s   nn.Transformer {tok / t_ref:9,.0f} tok/s   "
@@ -82,8 +73,8 @@ def main() -> None:
 
     ours.eval()
     with torch.no_grad():
-        plain = timed(lambda: ours(src, tgt_in), 20)
-        capture = timed(lambda: ours(src, tgt_in, return_attention=True), 20)
+        plain = median_seconds(lambda: ours(src, tgt_in), 20)
+        capture = median_seconds(lambda: ours(src, tgt_in, return_attention=True), 20)
     print(
         f"capture all attention maps  {capture * 1e3:.1f} ms vs {plain * 1e3:.1f} ms   "
         f"cost {capture / plain:.2f}x (goal <= 1.3)"
@@ -103,7 +94,7 @@ def main() -> None:
             return ys
 
         assert torch.equal(decode(True), decode(False))
-        cached, uncached = timed(lambda: decode(True), 7), timed(lambda: decode(False), 7)
+        cached, uncached = median_seconds(lambda: decode(True), 7), median_seconds(lambda: decode(False), 7)
         print(
             f"greedy decoding, 50 tokens, {name:15s}  cached {cached * 1e3:6.1f} ms vs uncached "
             f"{uncached * 1e3:6.1f} ms   speed-up {uncached / cached:.2f}x (goal >= 3)"

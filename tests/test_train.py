@@ -18,8 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = dataclasses.replace(PRESETS["tiny"], steps=20)
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+
+
 def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env = _env()
     return subprocess.run(
         [sys.executable, "-m", "transformer", *args],
         capture_output=True,
@@ -104,7 +108,7 @@ def test_interrupted_run_resumes_exactly(tmp_path):
 
 def test_killed_cli_run_resumes_from_its_last_checkpoint(tmp_path):
     out = tmp_path / "killed"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env = _env()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -176,7 +180,7 @@ def test_bring_your_own_corpus_and_malformed_lines(tmp_path):
 
 def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
     out = tmp_path / "ddp"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env = _env()
     res = subprocess.run(
         [
             sys.executable,

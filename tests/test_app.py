@@ -117,3 +117,13 @@ def test_a_corrupt_checkpoint_in_the_picker_gives_a_message(tmp_path, monkeypatc
     at.sidebar.selectbox(key="checkpoint").select("broken").run()
     assert not at.exception
     assert any("cannot be used" in e.value and "safetensors" in e.value for e in at.error)
+
+
+def test_an_untrained_snapshot_can_be_explored():
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    options = at.sidebar.selectbox(key="checkpoint").options
+    assert "coref-en-fr/snapshots/step-000000" in options
+    at.sidebar.selectbox(key="checkpoint").select("coref-en-fr/snapshots/step-000000").run()
+    assert not at.exception
+    assert at.get("plotly_chart")  # an untrained model still has heads to show

@@ -206,3 +206,6 @@ def main(argv: list[str] | None = None) -> int:
     except (CLIError, CheckpointError, CorpusFormatError, TrainingError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head, say: stop quietly
+        sys.stderr.close()
+        return 0

@@ -66,3 +66,19 @@ def test_decoded_attention_covers_the_produced_sequence(trained_checkpoint):
     assert out.decoder_input[0] == BOS_ID and len(out.decoder_input) == T
     assert out.attention.cross[0].shape == (1, ckpt.config.n_heads, T, S)
     assert out.attention.decoder[-1].shape == (1, ckpt.config.n_heads, T, T)
+
+
+def test_decoding_never_switches_the_mode_of_a_shared_model(trained_checkpoint):
+    import pytest
+
+    from transformer.views import analyse
+
+    ckpt = load_checkpoint(trained_checkpoint)
+    before = {k: v.clone() for k, v in ckpt.model.state_dict().items()}
+    analyse(ckpt.model, ckpt.tokenizer, "The dog was too tired.", beam_size=2)
+    assert not any(m.training for m in ckpt.model.modules())
+    assert all(torch.equal(before[k], v) for k, v in ckpt.model.state_dict().items())
+    ckpt.model.train()
+    with pytest.raises(ValueError, match="eval mode"):
+        greedy_decode(ckpt.model, torch.tensor([[5, 3]]), 5)
+    assert ckpt.model.training  # still as the caller left it

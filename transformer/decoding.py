@@ -30,6 +30,12 @@ class Decoded:
     log_probs: Tensor | None = None
 
 
+def require_eval(model: Transformer) -> None:
+    """Decoding never switches modes itself: the model may be shared (one cached model serves every session)."""
+    if model.training:
+        raise ValueError("decoding needs a model in eval mode; call model.eval() first")
+
+
 def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float) -> Decoded:
     """Re-run the produced sequence with teacher forcing to collect its attention.
 
@@ -54,7 +60,7 @@ def greedy_decode(
 
     Shape: src (1, S) token ids.
     """
-    model.eval()
+    require_eval(model)
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
     src_mask = padding_mask(src, model.config.pad_id)
     memory = model.encode(src, src_mask)
@@ -98,7 +104,7 @@ def beam_search(
     """
     if beam_size < 1:
         raise ValueError("beam_size must be at least 1")
-    model.eval()
+    require_eval(model)
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
     src_mask = padding_mask(src, model.config.pad_id)
     memory = model.encode(src, src_mask)  # (1, S, d_model)
@@ -156,7 +162,7 @@ def translate_ids(
 @torch.no_grad()
 def greedy_decode_batch(model: Transformer, sources: list[list[int]], max_new_tokens: int = 64) -> list[list[int]]:
     """Greedy decoding of many sentences at once (for evaluation); returns ids without BOS/EOS."""
-    model.eval()
+    require_eval(model)
     pad = model.config.pad_id
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
     S = max(len(s) for s in sources)

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .corpus import CorpusSpec, Example, generate, seed_examples
-from .decoding import greedy_decode_batch
+from .decoding import greedy_decode_batch, require_eval
 from .model import Transformer
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 
@@ -64,7 +64,7 @@ def coreference_probe(
     averaged), "cross/pronoun" (the decoder row that outputs the French pronoun, teacher-forced).
     Returns {"heads": [...], "by_family": {family: [...]}} with scores in [0, 1].
     """
-    model.eval()
+    require_eval(model)
     items = [(ex, probe_rows(tokenizer, ex)) for ex in examples]
     items = [(ex, r) for ex, r in items if r is not None]
     L_enc, L_dec, H = len(model.encoder_layers), len(model.decoder_layers), model.config.n_heads

@@ -108,3 +108,27 @@ def test_package_imports_without_streamlit():
     subprocess.run(
         [sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(__file__).parent.parent)
     )
+
+
+def test_a_hostile_config_is_refused_before_anything_is_allocated(trained_checkpoint, tmp_path):
+    bad = _copy(trained_checkpoint, tmp_path / "bad")
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg["d_ff"] = 10**9  # would be hundreds of gigabytes if the model were built first
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="do not match config.json"):
+        load_checkpoint(bad)
+
+
+def test_weights_of_the_wrong_dtype_are_refused(trained_checkpoint, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    bad = _copy(trained_checkpoint, tmp_path / "bad")
+    state = load_file(str(bad / "model.safetensors"))
+    save_file({k: v.half() for k, v in state.items()}, str(bad / "model.safetensors"))
+    with pytest.raises(CheckpointError, match="dtype"):
+        load_checkpoint(bad)
+    state = {k: v.clone() for k, v in state.items()}
+    next(iter(state.values())).view(-1)[0] = float("nan")
+    save_file(state, str(bad / "model.safetensors"))
+    with pytest.raises(CheckpointError, match="NaN"):
+        load_checkpoint(bad)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
@@ -54,17 +55,20 @@ class Checkpoint:
     extra_json: dict[str, Any] = field(default_factory=dict)
 
 
+def _unique_params(model: torch.nn.Module) -> dict[str, Tensor]:
+    """State entries with each shared tensor (tied embeddings) kept once, under its first name."""
+    seen: set[int] = set()
+    out = {}
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            out[name] = tensor
+    return out
+
+
 def _unique_state(model: torch.nn.Module) -> dict[str, Tensor]:
-    """The state dict with each shared tensor (tied embeddings) kept once, under its first name."""
-    seen: dict[int, str] = {}
-    state = {}
-    for name, tensor in model.state_dict().items():
-        key = tensor.data_ptr()
-        if key in seen:
-            continue
-        seen[key] = name
-        state[name] = tensor.detach().contiguous().cpu()
-    return state
+    """What model.safetensors holds: the unique tensors, detached, on the CPU."""
+    return {name: t.detach().contiguous().cpu() for name, t in _unique_params(model).items()}
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -146,6 +150,15 @@ def _read_json(path: Path) -> Any:
 
 def read_safetensors(path: Path) -> dict[str, Tensor]:
     """Load a safetensors file after checking its header, never unpickling anything."""
+    read_safetensors_header_guard(path)
+    try:
+        return load_file(str(path))
+    except Exception as exc:  # safetensors raises SafetensorError / OSError
+        raise CheckpointError(f"{path.name} is corrupt: {exc}") from None
+
+
+def read_safetensors_header_guard(path: Path) -> None:
+    """Cheap checks that the file starts like a safetensors file: an 8-byte length, then JSON."""
     size = path.stat().st_size
     with open(path, "rb") as fh:
         head = fh.read(8)
@@ -157,10 +170,30 @@ def read_safetensors(path: Path) -> dict[str, Tensor]:
         first = fh.read(1)
     if first != b"{":
         raise CheckpointError(f"{path.name} is not a safetensors file (header is not JSON)")
+
+
+def _check_header(path: Path, expected: dict[str, tuple[tuple[int, ...], torch.dtype]]) -> None:
+    """Names, shapes and dtypes from a safetensors header (nothing loaded) must match expected."""
+    read_safetensors_header_guard(path)
     try:
-        return load_file(str(path))
-    except Exception as exc:  # safetensors raises SafetensorError / OSError
+        with safe_open(str(path), framework="pt") as fh:
+            found = {k: (tuple(fh.get_slice(k).get_shape()), fh.get_slice(k).get_dtype()) for k in fh.keys()}
+    except Exception as exc:  # SafetensorError and friends
         raise CheckpointError(f"{path.name} is corrupt: {exc}") from None
+    if set(found) != set(expected):
+        extra = sorted(set(found) - set(expected))[:5]
+        lacking = sorted(set(expected) - set(found))[:5]
+        raise CheckpointError(f"weights do not match config.json: unexpected {extra}, missing {lacking}")
+    for name, (shape, dtype) in expected.items():
+        if found[name][0] != shape:
+            raise CheckpointError(
+                f"weights do not match config.json: {name} has shape {found[name][0]}, expected {shape}"
+            )
+        if found[name][1] != _SAFETENSORS_DTYPES.get(dtype):
+            raise CheckpointError(f"{name} has dtype {found[name][1]}, expected {dtype}")
+
+
+_SAFETENSORS_DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64"}
 
 
 def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoint:
@@ -191,23 +224,16 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
         raise CheckpointError(
             f"tokenizer has {tokenizer.vocab_size} pieces but config.vocab_size is {config.vocab_size}"
         )
+    # Compare the file's header with the shapes the config implies before allocating anything:
+    # a hostile config.json cannot make us build a huge model, nor a file make us read one.
+    with torch.device("meta"):
+        expected = _unique_params(Transformer(config))
+    _check_header(path / MODEL_FILE, {name: (tuple(t.shape), t.dtype) for name, t in expected.items()})
     state = read_safetensors(path / MODEL_FILE)
-    model = Transformer(config)
-    expected = _unique_state(model)
-    if set(state) != set(expected):
-        extra = sorted(set(state) - set(expected))[:5]
-        lacking = sorted(set(expected) - set(state))[:5]
-        raise CheckpointError(f"weights do not match config.json: unexpected {extra}, missing {lacking}")
     for name, tensor in state.items():
-        if tensor.shape != expected[name].shape:
-            raise CheckpointError(
-                f"weights do not match config.json: {name} has shape {tuple(tensor.shape)}, "
-                f"expected {tuple(expected[name].shape)}"
-            )
-        if tensor.dtype != expected[name].dtype:
-            raise CheckpointError(f"{name} has dtype {tensor.dtype}, expected {expected[name].dtype}")
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise CheckpointError(f"{name} contains NaN or infinite values")
+    model = Transformer(config)
     with torch.no_grad():
         own = model.state_dict()
         for name, tensor in state.items():

@@ -6,7 +6,6 @@ analyses and figures are cached per (checkpoint, sentence, options).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -111,19 +110,6 @@ def probe_marks(ckpt: Checkpoint, kind: str, threshold: float = 0.8) -> dict[tup
         for h in probe_heads(ckpt, kind)
         if float(h["score"]) >= threshold
     }
-
-
-def card_summary(ckpt: Checkpoint) -> dict[str, Any]:
-    ev = ckpt.card.get("evaluation", {})
-    keys = ("pronoun_accuracy", "exact_match", "bleu", "chrf", "n_sentences")
-    return {k: ev[k] for k in keys if k in ev} | {
-        "step": ckpt.card.get("step"),
-        "wall_time_s": ckpt.card.get("wall_time_s"),
-    }
-
-
-def show_json(data: Any) -> None:
-    st.code(json.dumps(data, indent=2, ensure_ascii=False), language="json")
 
 
 @st.cache_data(show_spinner=False, max_entries=4096)

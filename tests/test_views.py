@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 from transformer import figures
-from transformer.views import difference, merge_words, to_csv, token_focus, unique_labels, word_groups, word_labels
+from transformer.views import difference, merge_words, to_csv, token_focus, word_groups, word_labels
 
 PIECES = ["▁The", "▁an", "imal", "▁didn", "'", "t", "▁it", ".", "</s>"]
 
@@ -75,8 +73,3 @@ def test_overview_is_one_trace_with_gaps_and_small_payload():
     np.testing.assert_allclose(zq[:127, :127], np.round(big[0, 0] * 254))
     assert (zq[127] == 255).all()  # gap row
     assert len(fig.to_json()) < 1_000_000
-
-
-def test_unique_labels():
-    assert unique_labels(["a", "a"]) == ["0:a", "1:a"]
-    assert json.loads(json.dumps(unique_labels(["<s>"]))) == ["0:<s>"]

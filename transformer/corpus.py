@@ -35,7 +35,6 @@ is solved by generalisation), and a fixed share of noun pairs, go to the test sp
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -557,9 +556,3 @@ def read_tsv(path: str | Path) -> list[tuple[str, str]]:
     if not pairs:
         raise CorpusFormatError(f"{path}: no sentence pairs")
     return pairs
-
-
-def iter_sentences(examples: list[Example]) -> Iterator[str]:
-    for ex in examples:
-        yield ex.src
-        yield ex.tgt

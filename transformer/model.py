@@ -32,10 +32,6 @@ class AttentionMaps:
     decoder: list[Tensor] = field(default_factory=list)
     cross: list[Tensor] = field(default_factory=list)
 
-    def stacked(self, kind: str) -> Tensor:
-        """One kind's maps as a single (L, B, H, T_q, T_k) tensor."""
-        return torch.stack(getattr(self, kind))
-
 
 @dataclass
 class Intermediates:

@@ -27,7 +27,7 @@ from torch import Tensor
 
 from .checkpoint import load_checkpoint, read_safetensors, save_checkpoint
 from .config import TransformerConfig
-from .corpus import CorpusSpec, Example, generate, read_tsv
+from .corpus import CorpusSpec, generate, read_tsv
 from .model import Transformer
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
 
@@ -219,12 +219,11 @@ class _RunLock:
         self.fh.close()
 
 
-def load_corpus(config: TrainConfig) -> tuple[list[tuple[str, str]], list[Example]]:
-    """Training pairs (from the generator or --data) and the generated test split."""
-    train, test = generate(config.corpus)
+def load_training_pairs(config: TrainConfig) -> list[tuple[str, str]]:
+    """(source, target) pairs: the --data file, else the generated corpus's training split."""
     if config.data_file:
-        return read_tsv(config.data_file), test
-    return [(ex.src, ex.tgt) for ex in train], test
+        return read_tsv(config.data_file)
+    return [(ex.src, ex.tgt) for ex in generate(config.corpus)[0]]
 
 
 class Trainer:
@@ -271,14 +270,12 @@ class Trainer:
         resume = self.out / RESUME_DIR
         if final_exists and not self.overwrite:
             raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
-        pairs, self.test = load_corpus(cfg)
-        self.resumed_from = None
+        pairs = load_training_pairs(cfg)
         if resume.exists() and not self.overwrite:
             ckpt = load_checkpoint(resume)
             self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
             state = ckpt.extra_json.get(TRAINER_STATE, {})
             self.step = int(state.get("step", 0))
-            self.resumed_from = self.step
             self._resume_state = state
             self._optimizer_state = (
                 read_safetensors(resume / OPTIMIZER_FILE) if (resume / OPTIMIZER_FILE).exists() else None

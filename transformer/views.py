@@ -45,12 +45,6 @@ def token_focus(weights: np.ndarray, query: int) -> np.ndarray:
     return weights[:, :, query, :].reshape(L * H, -1)
 
 
-def head_entropy(weights: np.ndarray) -> np.ndarray:
-    """Mean row entropy (nats) per head: (L, H, T_q, T_k) -> (L, H). Low = focused heads."""
-    w = np.clip(weights, 1e-12, 1.0)
-    return -(w * np.log(w)).sum(-1).mean(-1)
-
-
 @dataclass
 class Difference:
     """a − b for two attention maps of the same kind, on the positions they share."""
@@ -85,11 +79,6 @@ def to_csv(matrix: np.ndarray, row_labels: list[str], col_labels: list[str]) -> 
     for label, row in zip(row_labels, matrix):
         lines.append(",".join([cell(label)] + [f"{x:.6f}" for x in row]))
     return "\n".join(lines) + "\n"
-
-
-def unique_labels(labels: list[str]) -> list[str]:
-    """Position-tagged labels, so repeated tokens ("the" twice) never merge on an axis."""
-    return [f"{i}:{s}" for i, s in enumerate(labels)]
 
 
 @dataclass

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import AttentionTrace, MultiHeadAttention
@@ -97,6 +98,11 @@ class Capture:
                 getattr(self.intermediates, f"{kind}_layers").append(layer_out)
 
 
+def _dropout(module: nn.Dropout, x: Tensor) -> Tensor:
+    """module(x), skipping the call entirely in eval mode (it is the identity there)."""
+    return module(x) if module.training else x
+
+
 def _head_mask(head_mask: dict[str, Tensor] | None, kind: str, layer: int) -> Tensor | None:
     return None if head_mask is None or kind not in head_mask else head_mask[kind][layer]
 
@@ -111,7 +117,8 @@ class FeedForward(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.w_2(self.dropout(torch.relu(self.w_1(x))))  # (B, T, d_model)
+        h = torch.relu(F.linear(x, self.w_1.weight, self.w_1.bias))  # (B, T, d_ff)
+        return F.linear(_dropout(self.dropout, h), self.w_2.weight, self.w_2.bias)  # (B, T, d_model)
 
 
 class EncoderLayer(nn.Module):
@@ -135,8 +142,8 @@ class EncoderLayer(nn.Module):
         head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None, AttentionTrace | None]:
         attn = self.self_attn(x, x, x, src_mask, need_weights=need_weights, need_trace=need_trace, head_mask=head_mask)
-        x = self.norm_1(x + self.dropout(attn.output))  # (B, S, d_model)
-        x = self.norm_2(x + self.dropout(self.feed_forward(x)))
+        x = self.norm_1(x + _dropout(self.dropout, attn.output))  # (B, S, d_model)
+        x = self.norm_2(x + _dropout(self.dropout, self.feed_forward(x)))
         return x, attn.weights, attn.trace
 
 
@@ -178,7 +185,7 @@ class DecoderLayer(nn.Module):
             past_kv=past_kv,
             head_mask=self_head_mask,
         )
-        x = self.norm_1(x + self.dropout(sa.output))
+        x = self.norm_1(x + _dropout(self.dropout, sa.output))
         ca = self.cross_attn(
             x,
             memory,
@@ -189,8 +196,8 @@ class DecoderLayer(nn.Module):
             static_kv=cross_kv,
             head_mask=cross_head_mask,
         )
-        x = self.norm_2(x + self.dropout(ca.output))
-        x = self.norm_3(x + self.dropout(self.feed_forward(x)))
+        x = self.norm_2(x + _dropout(self.dropout, ca.output))
+        x = self.norm_3(x + _dropout(self.dropout, self.feed_forward(x)))
         return x, (sa.weights, sa.trace, sa.kv), (ca.weights, ca.trace, ca.kv)
 
 
@@ -260,7 +267,7 @@ class Transformer(nn.Module):
         inter = capture.intermediates
         if inter is not None:
             inter.src_embedding, inter.src_input = emb, x
-        x = self.dropout(x)
+        x = _dropout(self.dropout, x)
         for i, layer in enumerate(self.encoder_layers):
             x, weights, trace = layer(
                 x,
@@ -301,7 +308,7 @@ class Transformer(nn.Module):
         inter = capture.intermediates
         if inter is not None:
             inter.tgt_embedding, inter.tgt_input = emb, x
-        x = self.dropout(x)
+        x = _dropout(self.dropout, x)
         for i, layer in enumerate(self.decoder_layers):
             x, (sw, st, skv), (cw, ct, ckv) = layer(
                 x,

@@ -55,10 +55,9 @@ def sidebar_state() -> None:
     ss.setdefault("text", EXAMPLES[0])
     ss.setdefault("example", EXAMPLES[0])
     ss.setdefault("beam", 1)
-    if "checkpoint" not in ss:
-        choices = checkpoint_choices()
-        if choices:
-            ss["checkpoint"] = next(iter(choices))
+    choices = checkpoint_choices()
+    if choices and ss.get("checkpoint") not in choices:  # first visit, or the folder has gone
+        ss["checkpoint"] = next(iter(choices))
 
 
 def _stamp(path: str) -> float:

@@ -21,6 +21,15 @@ def plot(fig, key: str) -> None:
     st.plotly_chart(fig, width="stretch", config=CFG, key=key, theme=None)
 
 
+def _enlarge_clicked() -> None:
+    """Runs before the rerun: a clicked dot of the overview becomes the enlarged head."""
+    event = st.session_state.get("overview") or {}
+    points = (event.get("selection") or {}).get("points") or []
+    custom = points[0].get("customdata") if points else None
+    if custom:
+        st.session_state["ov_layer"], st.session_state["ov_head"] = int(custom[0]), int(custom[1])
+
+
 def csv_button(matrix: np.ndarray, rows: list[str], cols: list[str], name: str, key: str) -> None:
     st.download_button(
         "CSV",
@@ -106,7 +115,16 @@ with tabs[1]:
     c1, c2 = st.columns(2)
     layer = c1.selectbox("Enlarge layer", range(L), key="ov_layer")
     head = c2.selectbox("Enlarge head", range(H), key="ov_head")
-    plot(figure(path, text, beam, "overview", kind, layer, head, f"{KINDS[kind]}: {L} layers × {H} heads"), "overview")
+    st.caption("Click a head's dot (or use the pickers) to enlarge it below.")
+    st.plotly_chart(
+        figure(path, text, beam, "overview", kind, layer, head, f"{KINDS[kind]}: {L} layers × {H} heads"),
+        width="stretch",
+        config=CFG,
+        theme=None,
+        key="overview",
+        on_select=_enlarge_clicked,
+        selection_mode="points",
+    )
     rows, keys = a.labels(kind)
     plot(figure(path, text, beam, "head", kind, layer, head, f"Layer {layer}, head {head}"), "overview_big")
     csv_button(maps[layer, head], rows, keys, f"{kind}_L{layer}_H{head}", "csv_overview")

@@ -103,6 +103,13 @@ def test_type_translate_focus_and_screenshot(server):
         # heatmaps render as plotly SVG with a heatmap layer
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
         assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 3
+        # the all-heads overview: clicking a head's dot enlarges that head
+        page.get_by_role("tab", name="All heads", exact=True).click()
+        overview = page.locator(".js-plotly-plot").filter(has=page.locator(".scatterlayer .point")).first
+        expect(overview).to_be_visible(timeout=30_000)
+        dot = overview.locator(".scatterlayer .point").nth(5).bounding_box()  # layer 1, head 1 (4 heads)
+        page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)  # as a person clicks
+        expect(page.get_by_text("Layer 1, head 1", exact=True).first).to_be_visible(timeout=30_000)
         # token focus: open the tab; "it" is the default query, chosen explicitly here
         page.get_by_role("tab", name="Token focus").click()
         select = page.get_by_label("Source token (encoder query)")

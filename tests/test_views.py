@@ -60,7 +60,10 @@ def test_heatmap_axes_keep_repeated_tokens_apart_and_escape_markup():
 def test_overview_is_one_trace_with_gaps_and_small_payload():
     w = np.random.default_rng(1).random((6, 8, 20, 20))
     fig = figures.heads_overview(w, "all", highlight=(2, 3))
-    assert len(fig.data) == 1
+    assert [t.type for t in fig.data] == ["heatmap", "scatter"]  # one heatmap; one clickable dot per head
+    dots = fig.data[1]
+    assert len(dots.x) == 6 * 8 and list(dots.customdata[8 * 2 + 3]) == [2, 3]
+    assert (dots.x[3], dots.y[8 * 2]) == (3 * 21 + 9.5, 2 * 21 + 9.5)  # tile centres
     z = np.array(fig.data[0].z, dtype=float)
     assert z.shape == (6 * 21 - 1, 8 * 21 - 1)
     assert np.isnan(z[20]).all() and np.isnan(z[:, 20]).all()  # one-cell gaps between tiles

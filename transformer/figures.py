@@ -103,7 +103,8 @@ def heads_overview(
 ) -> go.Figure:
     """All heads of all layers (L, H, T_q, T_k) as one tiled heatmap: a row of tiles per layer.
 
-    One trace (not L×H subplots) keeps it fast to build and to draw. Large maps are
+    One heatmap trace (not L×H subplots) keeps it fast to build and to draw; a dot
+    marks each tile's centre, for picking a head with a click. Large maps are
     sent as 8-bit weights (÷254) to keep the payload small.
     """
     L, H, Tq, Tk = weights.shape
@@ -149,7 +150,7 @@ def heads_overview(
         title=dict(text=title, font=dict(size=14)),
         shapes=shapes,
         height=min(1000, max(220, 60 + L * 170)),
-        margin=dict(l=10, r=10, t=60 if title else 30, b=10),
+        margin=dict(l=70, r=10, t=60 if title else 30, b=10, autoexpand=False),
         xaxis=dict(
             tickmode="array",
             tickvals=[h * (Tk + gap) + (Tk - 1) / 2 for h in range(H)],
@@ -169,7 +170,18 @@ def heads_overview(
         ),
         plot_bgcolor="white",
     )
-    return go.Figure(data=[trace], layout=layout)
+    # one clickable dot per tile: the app enlarges the head whose dot is clicked
+    centres = [(layer, head) for layer in range(L) for head in range(H)]
+    dots = go.Scatter(
+        x=[head * (Tk + gap) + (Tk - 1) / 2 for _, head in centres],
+        y=[layer * (Tq + gap) + (Tq - 1) / 2 for layer, _ in centres],
+        customdata=[[layer, head] for layer, head in centres],
+        mode="markers",
+        marker=dict(size=18, symbol="circle-open", color="crimson", line=dict(width=2)),  # open: cells show through
+        hovertemplate="layer %{customdata[0]}, head %{customdata[1]}: click to enlarge<extra></extra>",
+        showlegend=False,
+    )
+    return go.Figure(data=[trace, dots], layout=layout)
 
 
 def token_focus_figure(

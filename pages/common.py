@@ -97,9 +97,20 @@ def get_analysis(path: str, text: str, beam: int) -> Analysis:
 
 def probe_heads(ckpt: Checkpoint, kind: str, query: str = "pronoun") -> list[dict[str, Any]]:
     """The coreference probe's scores recorded in the card for one kind of row, best first."""
-    heads = ckpt.card.get("evaluation", {}).get("heads", [])
-    picked = [h for h in heads if isinstance(h, dict) and h.get("kind") == kind and h.get("query") == query]
-    return sorted(picked, key=lambda h: -float(h.get("score", 0)))
+    evaluation = ckpt.card.get("evaluation")
+    heads = evaluation.get("heads", []) if isinstance(evaluation, dict) else []
+    cfg = ckpt.config
+    n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+    picked = []
+    for h in heads if isinstance(heads, list) else []:
+        try:  # the card is data from disk: keep only well-formed numeric entries
+            if h.get("kind") == kind and h.get("query") == query:
+                entry = {"layer": int(h["layer"]), "head": int(h["head"]), "score": float(h["score"])}
+                if 0 <= entry["layer"] < n_layers and 0 <= entry["head"] < cfg.n_heads:
+                    picked.append(entry)
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue
+    return sorted(picked, key=lambda h: -h["score"])
 
 
 def probe_marks(ckpt: Checkpoint, kind: str, threshold: float = 0.8) -> dict[tuple[int, int], float]:

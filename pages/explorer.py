@@ -141,7 +141,9 @@ with tabs[2]:
         st.caption(
             "Best heads of the probe: "
             + "; ".join(
-                f"{KINDS[kind]} L{h[0]['layer']} H{h[0]['head']} = {h[0]['score']:.3f}" for kind, h in best.items() if h
+                f"{KINDS[kind]} L{int(h[0]['layer'])} H{int(h[0]['head'])} = {float(h[0]['score']):.3f}"
+                for kind, h in best.items()
+                if h
             )
         )
     src_labels = [f"{i}: {p}" for i, p in enumerate(a.source_pieces)]

@@ -127,3 +127,23 @@ def test_an_untrained_snapshot_can_be_explored():
     at.sidebar.selectbox(key="checkpoint").select("coref-en-fr/snapshots/step-000000").run()
     assert not at.exception
     assert at.get("plotly_chart")  # an untrained model still has heads to show
+
+
+def test_a_malformed_card_does_not_break_the_page(tmp_path, monkeypatch):
+    import shutil
+
+    ckpt = tmp_path / "odd"
+    shutil.copytree(DEFAULT_CHECKPOINT, ckpt, ignore=shutil.ignore_patterns("snapshots"))
+    card = json.loads((ckpt / "card.json").read_text())
+    card["evaluation"]["heads"] = [
+        {"kind": "cross", "query": "pronoun", "layer": 99, "head": 0, "score": 1.0},  # no such layer
+        {"kind": "cross", "query": "pronoun", "layer": "[x](javascript:1)", "head": 0, "score": 0.9},
+        "not a head",
+        {"kind": "cross", "query": "pronoun", "layer": 0, "head": 2, "score": "0.85"},
+    ]
+    (ckpt / "card.json").write_text(json.dumps(card))
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    assert not at.exception
+    assert any("L0 H2 = 0.850" in c.value for c in at.caption)

@@ -147,3 +147,22 @@ def test_a_malformed_card_does_not_break_the_page(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert any("L0 H2 = 0.850" in c.value for c in at.caption)
+
+
+def test_axes_are_labelled_the_right_way_round():
+    """Cross rows are the French pieces produced, columns the English pieces (cf. Annotated Transformer #104)."""
+    at = _run(TIRED)
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    tok = ckpt.tokenizer
+    src = tok.pieces(tok.encode(TIRED)) + ["&lt;/s&gt;"]
+    figs = {f["layout"]["title"]["text"]: f for f in _figures(at).values() if f["layout"].get("title")}
+    cross = next(f for t, f in figs.items() if t.startswith("Encoder–decoder (cross) attention"))
+    dec = next(f for t, f in figs.items() if t.startswith("Decoder masked self-attention"))
+    enc = next(f for t, f in figs.items() if t.startswith("Encoder self-attention ·"))
+    produced = cross["layout"]["yaxis"]["ticktext"]
+    assert cross["layout"]["xaxis"]["ticktext"] == src and enc["layout"]["yaxis"]["ticktext"] == src
+    assert "".join(produced).replace("▁", " ").strip().startswith("L'animal")
+    assert produced[-1] == "&lt;/s&gt;"  # the last row produces the end of the sentence
+    # decoder self-attention: rows name the produced piece, columns the decoder's input (<s> first)
+    assert dec["layout"]["yaxis"]["ticktext"] == produced
+    assert dec["layout"]["xaxis"]["ticktext"] == ["&lt;s&gt;"] + produced[:-1]

@@ -7,6 +7,7 @@ another callback. Under ``torchrun`` the same code trains with DistributedDataPa
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -370,7 +371,7 @@ class Trainer:
     def train(self) -> dict[str, Any]:
         """Run to config.steps (resuming if out/last exists); returns a summary."""
         self.out.mkdir(parents=True, exist_ok=True)
-        with _RunLock(self.out) if self.is_main else _NullLock():
+        with _RunLock(self.out) if self.is_main else contextlib.nullcontext():
             return self._train()
 
     def _train(self) -> dict[str, Any]:
@@ -464,11 +465,3 @@ class Trainer:
 
 def _ddp(result: dict[str, Any]) -> dict[str, Any]:
     return {"replicas_equal": result["replicas_equal"]} if "replicas_equal" in result else {}
-
-
-class _NullLock:
-    def __enter__(self) -> _NullLock:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None

@@ -21,7 +21,8 @@ from timing import median_seconds  # noqa: E402
 
 from transformer import figures  # noqa: E402
 from transformer.checkpoint import DEFAULT_CHECKPOINT, load_checkpoint  # noqa: E402
-from transformer.views import analyse, difference, merge_words, token_focus, word_groups  # noqa: E402
+from transformer.tokenizer import word_groups  # noqa: E402
+from transformer.views import analyse, difference, merge_words, token_focus  # noqa: E402
 
 torch.set_num_threads(2)
 SENTENCES = [

@@ -7,6 +7,7 @@ analyses and figures are cached per (checkpoint, sentence, options).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from transformer.checkpoint import (
     load_checkpoint,
 )
 from transformer.corpus import SEED_SENTENCES
+from transformer.tokenizer import word_groups
 from transformer.views import Analysis, analyse
 
 EXAMPLES = [
@@ -124,19 +126,13 @@ def probe_marks(ckpt: Checkpoint, kind: str, threshold: float = 0.8) -> dict[tup
 
 @st.cache_data(show_spinner=False, max_entries=4096)
 def _figure(path: str, stamp: float, text: str, beam: int, view: str, params: tuple) -> Any:
-    a = _analysis(path, stamp, text, beam)
-    ckpt = _load(path, stamp)
-    if view == "diff":  # params: (other text, kind, layer, head, title)
-        from transformer import figures
-        from transformer.views import diff_labels, difference
-
-        other, kind, layer, head, title = params
-        b = _analysis(path, stamp, other[:MAX_TEXT], beam)
-        d = difference(a.maps(kind), b.maps(kind))
-        (ra, ka), (rb, kb) = a.labels(kind), b.labels(kind)
-        rows, keys = diff_labels(ra, rb, d.rows), diff_labels(ka, kb, d.cols)
-        return figures.attention_heatmap(d.delta[layer, head], rows, keys, title, diverging=True)
-    return build_figure(a, ckpt, view, params)
+    return build_figure(
+        _analysis(path, stamp, text, beam),
+        _load(path, stamp),
+        view,
+        params,
+        analysis_of=lambda other: _analysis(path, stamp, other[:MAX_TEXT], beam),
+    )
 
 
 def figure(path: str, text: str, beam: int, view: str, *params: Any) -> Any:
@@ -144,10 +140,23 @@ def figure(path: str, text: str, beam: int, view: str, *params: Any) -> Any:
     return _figure(path, _stamp(path), text[:MAX_TEXT], int(beam), view, tuple(params))
 
 
-def build_figure(a: Analysis, ckpt: Checkpoint, view: str, params: tuple) -> Any:
-    """Map a view name and its parameters to one of the pure builders in transformer.figures."""
+def build_figure(
+    a: Analysis, ckpt: Checkpoint, view: str, params: tuple, analysis_of: Callable[[str], Analysis]
+) -> Any:
+    """Map a view name and its parameters to one of the pure builders in transformer.figures.
+
+    analysis_of(text) gives the analysis of another sentence (the "diff" view compares two).
+    """
     from transformer import figures
-    from transformer.views import merge_words, token_focus, word_groups, word_labels
+    from transformer.views import diff_labels, difference, merge_words, token_focus, word_labels
+
+    if view == "diff":
+        other, kind, layer, head, title = params
+        b = analysis_of(other)
+        d = difference(a.maps(kind), b.maps(kind))
+        (ra, ka), (rb, kb) = a.labels(kind), b.labels(kind)
+        rows, keys = diff_labels(ra, rb, d.rows), diff_labels(ka, kb, d.cols)
+        return figures.attention_heatmap(d.delta[layer, head], rows, keys, title, diverging=True)
 
     if view == "head":
         kind, layer, head, title = params

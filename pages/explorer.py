@@ -7,7 +7,8 @@ import streamlit as st
 
 from pages.common import EXAMPLES, MAX_TEXT, current_checkpoint, figure, get_analysis, probe_heads
 from transformer import figures
-from transformer.views import WORD_MERGE_RULE, diff_labels, difference, merge_words, to_csv, word_groups, word_labels
+from transformer.tokenizer import word_groups
+from transformer.views import WORD_MERGE_RULE, diff_labels, difference, merge_words, to_csv, word_labels
 
 KINDS = {
     "encoder": "Encoder self-attention",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from transformer import figures
-from transformer.views import difference, merge_words, to_csv, token_focus, word_groups, word_labels
+from transformer.tokenizer import word_groups
+from transformer.views import difference, merge_words, to_csv, token_focus, word_labels
 
 PIECES = ["▁The", "▁an", "imal", "▁didn", "'", "t", "▁it", ".", "</s>"]
 

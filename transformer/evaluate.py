@@ -13,7 +13,7 @@ import torch
 from .corpus import CorpusSpec, Example, generate, seed_examples
 from .decoding import greedy_decode_batch, require_eval
 from .model import Transformer
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, word_groups
 
 PRONOUN_RE = re.compile(r"(?:qu'|car |que )(il|elle|ils|elles)\b")
 
@@ -39,7 +39,9 @@ def probe_rows(tokenizer: Tokenizer, ex: Example) -> ProbeRows | None:
     """Locate the probe's rows and columns for one pronoun example (None if it has no pronoun)."""
     if ex.pronoun < 0:
         return None
-    _, words = tokenizer.word_pieces(ex.src)
+    words = word_groups(tokenizer.pieces(tokenizer.encode(ex.src)))
+    if len(words) != len(ex.src.split()):
+        return None
     tgt = tokenizer.encode_with_offsets(ex.tgt)
     m = PRONOUN_RE.search(ex.tgt)
     if m is None:
@@ -48,9 +50,8 @@ def probe_rows(tokenizer: Tokenizer, ex: Example) -> ProbeRows | None:
     cross_row = next((i for i, (_, _, b, e) in enumerate(tgt) if b <= start < e), None)
     if cross_row is None:
         return None
-    # the pronoun word's own piece ("it", not a bare "▁" before it)
-    pron = [i for i in words[ex.pronoun]]
-    return ProbeRows(words[ex.antecedent], [words[i] for i in ex.others], pron[-1], words[ex.cue], cross_row)
+    pronoun_row = words[ex.pronoun][-1]  # the word's own piece ("it", not a bare "▁" before it)
+    return ProbeRows(words[ex.antecedent], [words[i] for i in ex.others], pronoun_row, words[ex.cue], cross_row)
 
 
 @torch.no_grad()

@@ -102,19 +102,14 @@ class Tokenizer:
             out.append((p.id, p.piece, begin, end))
         return out
 
-    def word_pieces(self, text: str) -> tuple[list[int], list[list[int]]]:
-        """Ids of text and, for each whitespace-separated word, the indices of the pieces it spans."""
-        pieces = self.encode_with_offsets(text)
-        spans, pos = [], 0
-        for word in text.split():
-            start = text.index(word, pos)
-            spans.append((start, start + len(word)))
-            pos = start + len(word)
-        groups: list[list[int]] = [[] for _ in spans]
-        for i, (_, _piece, begin, _end) in enumerate(pieces):
-            # a piece joins the first word not yet over where it begins (a bare "▁" joins the next word)
-            for w, (_ws, we) in enumerate(spans):
-                if begin < we:
-                    groups[w].append(i)
-                    break
-        return [p[0] for p in pieces], groups
+
+def word_groups(pieces: list[str]) -> list[list[int]]:
+    """Indices of the pieces of each word: a piece starting with "▁" opens a word, the pieces after it
+    join it, and special tokens (</s> ...) stand alone. For sentencepiece this is the whitespace split."""
+    groups: list[list[int]] = []
+    for i, p in enumerate(pieces):
+        if not groups or p.startswith("▁") or p in SPECIAL_PIECES or pieces[i - 1] in SPECIAL_PIECES:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups

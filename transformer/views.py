@@ -9,24 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The rule of transformer.tokenizer.word_groups, in words for the app.
 WORD_MERGE_RULE = (
     "A word is a piece that starts with '▁' plus the pieces that follow it up to the next '▁' "
     "(special tokens such as </s> stay words of their own). Attention *to* a word is the sum of the "
     "weights on its pieces, so every row still sums to 1; attention *from* a word is the mean of its "
     "pieces' rows."
 )
-SPECIAL = ("<s>", "</s>", "<pad>", "<unk>")
-
-
-def word_groups(pieces: list[str]) -> list[list[int]]:
-    """Indices of the pieces of each word (see WORD_MERGE_RULE)."""
-    groups: list[list[int]] = []
-    for i, p in enumerate(pieces):
-        if not groups or p.startswith("▁") or p in SPECIAL or pieces[i - 1] in SPECIAL:
-            groups.append([i])
-        else:
-            groups[-1].append(i)
-    return groups
 
 
 def word_labels(pieces: list[str], groups: list[list[int]]) -> list[str]:

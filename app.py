@@ -1,32 +1,24 @@
-"""Attention explorer: the entry page (streamlit run app.py)."""
+"""Attention Is All You Need — the entry page (streamlit run app.py): a router, the sidebar, the share link."""
 
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
-from pages.common import EXAMPLES, checkpoint_choices, sidebar_state
+from pages import explorer
+from pages._ui import session
 
-st.set_page_config(page_title="Attention Is All You Need — explorer", page_icon="🔍", layout="wide")
+torch.set_num_threads(1)  # measured: one thread per model call serves many sessions best (bench/bench_load.py)
 
-explorer = st.Page("pages/explorer.py", title="Attention explorer", icon="🔍", default=True)
-nav = st.navigation([explorer])
-
-sidebar_state()  # defaults before the widgets exist: the flagship sentence on a first visit
-
-with st.sidebar:
-    st.header("Model and sentence")
-    choices = checkpoint_choices()
-    if not choices:
-        st.error("No checkpoint found under checkpoints/. Train one with `python -m transformer train --preset coref`.")
-        st.stop()
-    labels = list(choices)
-    st.selectbox("Checkpoint", labels, key="checkpoint", help="Any valid checkpoint directory under checkpoints/.")
-
-    def _use_example() -> None:
-        st.session_state["text"] = st.session_state["example"]
-
-    st.selectbox("Examples", EXAMPLES, key="example", on_change=_use_example)
-    st.text_area("Sentence (English)", key="text", height=110, max_chars=5000)
-    st.slider("Beam size", 1, 8, key="beam", help="1 = greedy decoding; the paper uses 4 (§6.1).")
-
+st.set_page_config(page_title="Attention Is All You Need", page_icon="🔍", layout="wide")
+tr = session.setup()
+nav = st.navigation(
+    {
+        tr("nav.explore"): [
+            st.Page(explorer.page, title=tr("nav.explorer"), icon="🔍", url_path="explore", default=True),
+        ],
+    }
+)
+session.sidebar(tr)
 nav.run()
+session.share_link()

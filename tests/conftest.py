@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +14,24 @@ sys.path.insert(0, str(ROOT))
 torch.set_num_threads(min(2, os.cpu_count() or 1))
 
 from transformer import Transformer, TransformerConfig  # noqa: E402
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The one environment for the subprocesses tests start (CLI runs, servers)."""
+    return {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **extra}
+
+
+def run_cli(*args: str, timeout: int = 600, **kw) -> subprocess.CompletedProcess:
+    """python -m transformer ARGS, from the repository root."""
+    return subprocess.run(
+        [sys.executable, "-m", "transformer", *args],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        cwd=str(ROOT),
+        timeout=timeout,
+        **kw,
+    )
 
 
 @pytest.fixture

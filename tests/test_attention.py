@@ -8,9 +8,13 @@ import pytest
 import torch
 
 from transformer import (
+    AttentionKind,
+    CallOptions,
+    HeadMask,
     MultiHeadAttention,
     Transformer,
     TransformerConfig,
+    band_mask,
     padding_mask,
     scaled_dot_product_attention,
     subsequent_mask,
@@ -92,9 +96,9 @@ def test_trace_reproduces_the_layer_output(tiny_model):
     out = tiny_model(src, tgt, return_intermediates=True)
     inter = out.intermediates
     for trace, mha in [
-        (inter.encoder[0], tiny_model.encoder_layers[0].self_attn),
-        (inter.cross[1], tiny_model.decoder_layers[1].cross_attn),
-        (inter.decoder[1], tiny_model.decoder_layers[1].self_attn),
+        (inter.trace(AttentionKind.ENCODER, 0), tiny_model.encoder_layers[0].self_attn),
+        (inter.trace(AttentionKind.CROSS, 1), tiny_model.decoder_layers[1].cross_attn),
+        (inter.trace(AttentionKind.DECODER, 1), tiny_model.decoder_layers[1].self_attn),
     ]:
         d_k = trace.q.size(-1)
         torch.testing.assert_close(trace.scores, trace.q @ trace.k.transpose(-2, -1))
@@ -104,8 +108,14 @@ def test_trace_reproduces_the_layer_output(tiny_model):
         B, H, T, _ = heads.shape
         recomputed = mha.w_o(heads.transpose(1, 2).reshape(B, T, H * d_k))
         torch.testing.assert_close(recomputed, trace.output, atol=1e-5, rtol=1e-5)
-    # the record's weights are the traces' weights
-    torch.testing.assert_close(out.attention.cross[1], inter.cross[1].weights)
+    # the record's weights are the traces' weights, and each layer's recorded path chains
+    torch.testing.assert_close(out.attention.cross[1], inter.trace(AttentionKind.CROSS, 1).weights)
+    layer = tiny_model.encoder_layers[0]
+    first = inter.encoder[0]
+    torch.testing.assert_close(first.input, inter.src_input)
+    torch.testing.assert_close(first.after_self, layer.norm_1(first.input + first.self_attention.output))
+    torch.testing.assert_close(inter.encoder[1].input, first.output)
+    torch.testing.assert_close(inter.encoder[-1].output, out.memory)
 
 
 def test_masked_scores_are_minus_infinity_where_masked():
@@ -123,17 +133,44 @@ def test_mask_convention_shapes():
     assert subsequent_mask(3)[0, 0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
     m = target_mask(tokens, 0)
     assert m.shape == (1, 1, 3, 3) and not m[0, 0, 2, 2] and m[0, 0, 1, 0]
+    assert band_mask(4, 1)[0, 0].int().tolist() == [[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 1]]
 
 
-def test_head_mask_ablates_a_head(tiny_model, tiny_config):
+def test_head_mask_switches_heads_off(tiny_model, tiny_config):
     src = torch.tensor([[5, 6, 7, 8, 3]])
     tgt = torch.tensor([[2, 11, 12]])
     base = tiny_model(src, tgt).logits
-    hm = {"encoder": torch.ones(2, 4)}
-    same = tiny_model(src, tgt, head_mask=hm).logits
-    torch.testing.assert_close(base, same)
-    hm["encoder"][0, 1] = 0
-    assert not torch.allclose(base, tiny_model(src, tgt, head_mask=hm).logits)
+    none_off = CallOptions(head_mask=HeadMask.without(tiny_config, []))
+    torch.testing.assert_close(base, tiny_model(src, tgt, options=none_off).logits, rtol=0, atol=0)
+    one_off = CallOptions(head_mask=HeadMask.without(tiny_config, [("encoder", 0, 1)]))
+    assert not torch.allclose(base, tiny_model(src, tgt, options=one_off).logits)
+    # the head's slice of Concat(heads) is zero: W_O sees only the other heads
+    out = tiny_model(src, tgt, options=one_off, return_intermediates=True).intermediates
+    heads = out.trace(AttentionKind.ENCODER, 0).head_outputs
+    mha = tiny_model.encoder_layers[0].self_attn
+    kept = heads.clone()
+    kept[:, 1] = 0
+    concat = kept.transpose(1, 2).reshape(1, 5, tiny_config.d_model)
+    torch.testing.assert_close(out.trace(AttentionKind.ENCODER, 0).output, mha.w_o(concat), atol=1e-6, rtol=1e-5)
+    with pytest.raises(ValueError, match="no head"):
+        HeadMask.without(tiny_config, [("cross", 5, 0)])
+
+
+def test_masks_and_positions_are_options_of_the_call(tiny_model):
+    src = torch.tensor([[5, 6, 7, 8, 3]])
+    tgt = torch.tensor([[2, 11, 12, 13]])
+    open_future = tiny_model(src, tgt, options=CallOptions(look_ahead_mask=False), return_attention=True)
+    upper = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    assert all(bool((w[..., upper] > 0).all()) for w in open_future.attention.decoder)
+    # a window of r keeps each encoder query within r positions
+    banded = tiny_model(src, tgt, options=CallOptions(window=1), return_attention=True).attention.encoder[0]
+    far = torch.ones(5, 5).triu(2).bool() | torch.ones(5, 5).tril(-2).bool()
+    assert torch.all(banded[..., far] == 0)
+    full = tiny_model(src, tgt, options=CallOptions(window=5)).logits
+    torch.testing.assert_close(full, tiny_model(src, tgt).logits, rtol=0, atol=0)
+    no_pos = tiny_model(src, tgt, options=CallOptions(positions=False), return_intermediates=True).intermediates
+    torch.testing.assert_close(no_pos.src_input, no_pos.src_embedding)
+    assert not any(m.training for m in tiny_model.modules())
 
 
 def test_config_validation():
@@ -143,7 +180,8 @@ def test_config_validation():
         TransformerConfig(vocab_size=10, positional="rotary")
     base = TransformerConfig.preset("base", vocab_size=37000)
     assert (base.n_encoder_layers, base.d_model, base.n_heads, base.d_ff, base.d_k) == (6, 512, 8, 2048, 64)
-    assert Transformer(TransformerConfig.preset("tiny", vocab_size=20)).generator.weight is not None
+    tiny = Transformer(TransformerConfig.preset("tiny", vocab_size=20))
+    assert tiny.generator.weight.shape == (20, 32)
 
 
 def test_embeddings_are_tied_and_scaled(tiny_model, tiny_config):

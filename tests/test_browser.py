@@ -12,11 +12,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, subprocess_env
 
-from transformer.checkpoint import DEFAULT_CHECKPOINT
+from pages._ui.i18n import Translator
 from transformer.corpus import SEED_SENTENCES
+from transformer.layout import DEFAULT_CHECKPOINT
 
-ROOT = Path(__file__).resolve().parent.parent
+EN = Translator("en")
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 
@@ -51,7 +53,8 @@ def server():
             "true",
         ],
         cwd=str(ROOT),
-        stdout=subprocess.PIPE,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
@@ -92,7 +95,7 @@ def test_type_translate_focus_and_screenshot(server):
         )
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         page.goto(server, wait_until="domcontentloaded")
-        box = page.get_by_label("Sentence (English)")
+        box = page.get_by_label(EN("sidebar.sentence"))
         expect(box).to_be_visible(timeout=60_000)
         box.fill(SEED_SENTENCES[1][0])  # first show "wide", then type the flagship
         box.press("Control+Enter")
@@ -103,20 +106,22 @@ def test_type_translate_focus_and_screenshot(server):
         # heatmaps render as plotly SVG with a heatmap layer
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
         assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 3
-        # the all-heads overview: clicking a head's dot enlarges that head
-        page.get_by_role("tab", name="All heads", exact=True).click()
+        # the all-heads overview (cross-attention first): clicking a head's ring enlarges that head
+        page.get_by_role("tab", name=EN("explorer.tab.overview"), exact=True).click()
         overview = page.locator(".js-plotly-plot").filter(has=page.locator(".scatterlayer .point")).first
         expect(overview).to_be_visible(timeout=30_000)
-        dot = overview.locator(".scatterlayer .point").nth(5).bounding_box()  # layer 1, head 1 (4 heads)
+        dot = overview.locator(".scatterlayer .point").nth(4).bounding_box()  # layer 1, head 0 (4 heads)
         page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)  # as a person clicks
-        expect(page.get_by_text("Layer 1, head 1", exact=True).first).to_be_visible(timeout=30_000)
+        enlarged = EN("view.head", kind=EN("kind.cross"), layer=1, head=0)
+        expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=30_000)
         # token focus: open the tab; "it" is the default query, chosen explicitly here
-        page.get_by_role("tab", name="Token focus").click()
-        select = page.get_by_label("Source token (encoder query)")
+        page.get_by_role("tab", name=EN("explorer.tab.focus")).click()
+        select = page.get_by_label(EN("explorer.focus.source"))
         expect(select).to_be_visible(timeout=30_000)
         select.click()
         page.get_by_role("option", name="▁it", exact=False).first.click()
-        expect(page.get_by_text("Encoder self-attention from '▁it'", exact=False).first).to_be_visible(timeout=30_000)
+        focus_title = EN("view.focus.encoder", token="▁it")
+        expect(page.locator(".gtitle").filter(has_text=focus_title).first).to_be_visible(timeout=30_000)
         time.sleep(1.0)  # let plotly finish drawing
         page.screenshot(path=str(ARTIFACTS / "explorer-token-focus.png"), full_page=True)
         browser.close()

@@ -1,15 +1,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+
+from conftest import run_cli
 
 from transformer.checkpoint import load_checkpoint
 from transformer.cli import main
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_info_prints_config_parameters_and_card(trained_checkpoint, capsys):
@@ -50,15 +46,11 @@ def test_translate_json_has_pieces_and_attention_of_the_right_shapes(trained_che
 
 
 def test_translate_reads_stdin_and_skips_empty_lines(trained_checkpoint):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    res = subprocess.run(
-        [sys.executable, "-m", "transformer", "translate", "--checkpoint", str(trained_checkpoint)],
+    res = run_cli(
+        "translate",
+        "--checkpoint",
+        str(trained_checkpoint),
         input="The dog was too tired.\n\nThe cat was too scared.\n",
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(ROOT),
-        timeout=300,
     )
     assert res.returncode == 0, res.stderr
     assert len(res.stdout.strip().splitlines()) == 2 and "empty line" in res.stderr
@@ -93,22 +85,3 @@ def test_without_a_shipped_checkpoint_the_cli_says_so(monkeypatch, tmp_path, cap
     monkeypatch.setattr(cli, "DEFAULT_CHECKPOINT", tmp_path / "absent")
     assert main(["translate", "hello"]) == 2
     assert "no checkpoint is installed" in capsys.readouterr().err
-
-
-def test_probe_rows_point_at_the_right_pieces(trained_checkpoint):
-    from transformer.corpus import seed_examples
-    from transformer.evaluate import french_pronoun, probe_rows
-
-    tok = load_checkpoint(trained_checkpoint).tokenizer
-    tired, wide = seed_examples()
-    for ex, antecedent, other, fr in ((tired, "animal", "street", "il"), (wide, "street", "animal", "elle")):
-        rows = probe_rows(tok, ex)
-        src = tok.pieces(tok.encode(ex.src))
-        tgt = tok.pieces(tok.encode(ex.tgt))
-        assert "".join(src[i] for i in rows.antecedent).strip("▁") == antecedent
-        assert ["".join(src[i] for i in o).strip("▁") for o in rows.others] == [other]
-        assert src[rows.pronoun_row].strip("▁") == "it"
-        assert "".join(src[i] for i in rows.cue_rows).strip("▁.") == ex.src.split()[ex.cue].strip(".")
-        # the decoder row that outputs the pronoun: row t predicts target piece t
-        assert tgt[rows.cross_row].strip("▁'").startswith(fr[:2])
-        assert french_pronoun(ex.tgt) == fr

@@ -97,7 +97,6 @@ def test_three_noun_sentences_need_both_cues():
     train, _ = generate(SPEC)
     triples = [ex for ex in train if ex.family == "both"]
     assert len(triples) > 500
-    by = {n.en: n for n in NOUNS}
     for ex in triples[:300]:
         words = [w.strip(".") for w in ex.src.split()]
         nouns = [i for i in (ex.antecedent, *ex.others)]
@@ -109,7 +108,6 @@ def test_three_noun_sentences_need_both_cues():
         fits_class = [i for i in nouns if lemma[i].cls in adj.fits]
         assert len(fits_number) == 2 and len(fits_class) == 2, ex.src  # neither cue alone decides
         assert set(fits_number) & set(fits_class) == {ex.antecedent}, ex.src
-    assert by["dog"].cls == "animal"
 
 
 def test_tsv_round_trip_and_malformed_lines(tmp_path):

@@ -71,7 +71,7 @@ def test_decoded_attention_covers_the_produced_sequence(trained_checkpoint):
 def test_decoding_never_switches_the_mode_of_a_shared_model(trained_checkpoint):
     import pytest
 
-    from transformer.views import analyse
+    from transformer.analysis import analyse
 
     ckpt = load_checkpoint(trained_checkpoint)
     before = {k: v.clone() for k, v in ckpt.model.state_dict().items()}

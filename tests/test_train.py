@@ -2,37 +2,27 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 import torch
+from conftest import ROOT, run_cli, subprocess_env
 
 from transformer.checkpoint import load_checkpoint
-from transformer.train import PRESETS, JsonlLogger, TrainCallback, Trainer, TrainingError, noam_lr
+from transformer.train import (
+    PRESETS,
+    JsonlLogger,
+    TrainCallback,
+    Trainer,
+    TrainingError,
+    load_optimizer_state,
+    noam_lr,
+    optimizer_state,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 TINY = dataclasses.replace(PRESETS["tiny"], steps=20)
-
-
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-
-
-def _cli(*args: str, **kw) -> subprocess.CompletedProcess:
-    env = _env()
-    return subprocess.run(
-        [sys.executable, "-m", "transformer", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(ROOT),
-        timeout=600,
-        **kw,
-    )
 
 
 def test_noam_schedule_warms_up_then_decays():
@@ -65,6 +55,7 @@ def test_callbacks_metrics_log_and_snapshots(tmp_path):
     assert rec.started and rec.ended["step"] == 20
     assert [e.step for e in rec.steps] == list(range(1, 21))
     assert rec.steps[-1].loss < rec.steps[0].loss
+    assert all(0.0 <= e.accuracy <= 1.0 for e in rec.steps) and rec.steps[-1].accuracy > rec.steps[0].accuracy
     assert all(e.tokens_per_s > 0 for e in rec.steps)
     logged = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in logged] == [5, 10, 15, 20] and "loss" in logged[0]
@@ -106,9 +97,58 @@ def test_interrupted_run_resumes_exactly(tmp_path):
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
 
 
+def test_training_leaves_the_callers_random_state_alone(tmp_path):
+    torch.manual_seed(1234)
+    before = torch.get_rng_state()
+    Trainer(dataclasses.replace(TINY, steps=2), tmp_path / "run").train()
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_optimizer_state_is_keyed_by_parameter_name(tmp_path):
+    from transformer import Transformer, TransformerConfig
+
+    torch.manual_seed(0)
+    model = Transformer(TransformerConfig.preset("tiny", vocab_size=30))
+    opt = torch.optim.Adam(model.parameters())
+    src = torch.randint(4, 30, (2, 5))
+    model(src, src).logits.sum().backward()
+    opt.step()
+    saved = optimizer_state(model, opt)
+    assert "encoder_layers.0.self_attn.w_q.weight.exp_avg" in saved
+
+    # the same parameters registered in another order: moments follow the names, not the positions
+    class Reordered(Transformer):
+        def __init__(self, config):
+            super().__init__(config)
+            layers = list(self.encoder_layers)
+            del self.encoder_layers
+            self.encoder_layers = torch.nn.ModuleList(layers)  # now registered after the decoder
+
+    torch.manual_seed(0)
+    other = Reordered(model.config)
+    other.load_state_dict(model.state_dict())
+    assert [n for n, _ in other.named_parameters()] != [n for n, _ in model.named_parameters()]
+    opt2 = torch.optim.Adam(other.parameters())
+    load_optimizer_state(other, opt2, saved, torch.device("cpu"))
+    named = dict(other.named_parameters())
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(opt2.state[named[name]]["exp_avg"], opt.state[p]["exp_avg"], rtol=0, atol=0)
+
+    # a saved state that does not fit the model fails loudly
+    bad = dict(saved)
+    bad["encoder_layers.9.norm_1.weight.exp_avg"] = bad.pop("encoder_layers.0.norm_1.weight.exp_avg")
+    with pytest.raises(TrainingError, match="lacks"):
+        load_optimizer_state(other, torch.optim.Adam(other.parameters()), bad, torch.device("cpu"))
+    wrong_shape = dict(saved)
+    wrong_shape["src_embed.weight.exp_avg"] = torch.zeros(3)
+    wrong_shape.setdefault("src_embed.weight.exp_avg_sq", torch.zeros(3))
+    wrong_shape.setdefault("src_embed.weight.step", torch.zeros(1))
+    with pytest.raises(TrainingError, match="shape"):
+        load_optimizer_state(other, torch.optim.Adam(other.parameters()), wrong_shape, torch.device("cpu"))
+
+
 def test_killed_cli_run_resumes_from_its_last_checkpoint(tmp_path):
     out = tmp_path / "killed"
-    env = _env()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -124,7 +164,7 @@ def test_killed_cli_run_resumes_from_its_last_checkpoint(tmp_path):
             "--quiet",
         ],
         cwd=str(ROOT),
-        env=env,
+        env=subprocess_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -139,7 +179,7 @@ def test_killed_cli_run_resumes_from_its_last_checkpoint(tmp_path):
         proc.kill()
         proc.wait()
     saved = json.loads(state.read_text())["step"]
-    done = _cli("train", "--preset", "tiny", "--steps", str(saved + 5), "--out", str(out), "--quiet")
+    done = run_cli("train", "--preset", "tiny", "--steps", str(saved + 5), "--out", str(out), "--quiet")
     assert done.returncode == 0, done.stderr
     assert load_checkpoint(out).card["step"] == saved + 5
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -169,18 +209,21 @@ def test_two_runs_into_one_folder_are_refused(tmp_path):
 def test_bring_your_own_corpus_and_malformed_lines(tmp_path):
     data = tmp_path / "mine.tsv"
     data.write_text("hello world\tbonjour le monde\nthe cat\tle chat\n" * 20, encoding="utf-8")
-    ok = _cli("train", "--preset", "tiny", "--steps", "3", "--data", str(data), "--out", str(tmp_path / "m"), "--quiet")
+    ok = run_cli(
+        "train", "--preset", "tiny", "--steps", "3", "--data", str(data), "--out", str(tmp_path / "m"), "--quiet"
+    )
     assert ok.returncode == 0, ok.stderr
     bad = tmp_path / "bad.tsv"
     bad.write_text("hello\tbonjour\nthis line has no tab\n", encoding="utf-8")
-    res = _cli("train", "--preset", "tiny", "--steps", "3", "--data", str(bad), "--out", str(tmp_path / "b"), "--quiet")
+    res = run_cli(
+        "train", "--preset", "tiny", "--steps", "3", "--data", str(bad), "--out", str(tmp_path / "b"), "--quiet"
+    )
     assert res.returncode == 2
     assert "line 2" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
     out = tmp_path / "ddp"
-    env = _env()
     res = subprocess.run(
         [
             sys.executable,
@@ -202,7 +245,7 @@ def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
         ],
         capture_output=True,
         text=True,
-        env=env,
+        env=subprocess_env(),
         cwd=str(ROOT),
         timeout=600,
     )

@@ -1,14 +1,19 @@
-"""Pure helpers and figure builders behind the app."""
+"""Pure helpers, typed views and figure builders behind the app."""
 
 from __future__ import annotations
 
 import numpy as np
+import plotly.io as pio
 
-from transformer import figures
+from pages._ui import figures
+from pages._ui.export import to_csv
+from pages._ui.i18n import Translator
+from pages._ui.views import Context, DiffView, FocusView, HeadView, OverviewView, WordsView
+from transformer.inspection.maps import difference, merge_words, token_focus, word_labels
 from transformer.tokenizer import word_groups
-from transformer.views import difference, merge_words, to_csv, token_focus, word_labels
 
 PIECES = ["▁The", "▁an", "imal", "▁didn", "'", "t", "▁it", ".", "</s>"]
+TR = Translator("en")
 
 
 def test_word_groups_follow_the_stated_rule():
@@ -46,34 +51,85 @@ def test_csv_is_labelled_and_defuses_formulas():
     assert lines[1] == '"\'=cmd",0.250000,0.750000'
 
 
-def test_heatmap_axes_keep_repeated_tokens_apart_and_escape_markup():
+def test_heatmap_keeps_repeated_tokens_apart_and_escapes_markup():
     labels = ["▁the", "▁cat", "▁the", "</s>"]
-    fig = figures.attention_heatmap(np.eye(4), labels, labels, "<b>x</b>")
-    layout = fig.layout
-    assert list(layout.xaxis.tickvals) == [0, 1, 2, 3]  # numeric positions: "▁the" twice stays twice
-    assert list(layout.yaxis.ticktext) == ["▁the", "▁cat", "▁the", "&lt;/s&gt;"]
-    assert layout.yaxis.autorange == "reversed"  # first query on top
-    assert "&lt;b&gt;" in layout.title.text
-    custom = np.array(fig.data[0].customdata)
-    assert custom[3, 0, 0] == "&lt;/s&gt;" and custom[0, 1, 1] == "▁cat"  # hover: query, key
+    fig = figures.attention_heatmap(np.eye(4), labels, labels, TR, "<b>x</b>")
+    trace = fig.data[0]
+    assert len(set(trace.x)) == 4  # "▁the" twice stays two columns
+    assert [s.replace("\u200b", "") for s in trace.y] == ["▁the", "▁cat", "▁the", "&lt;/s&gt;"]
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.type == "category"  # first query on top
+    assert "&lt;b&gt;" in fig.layout.title.text
+    assert "query: %{y}" in trace.hovertemplate and "key: %{x}" in trace.hovertemplate
 
 
-def test_overview_is_one_trace_with_gaps_and_small_payload():
+def test_masked_scores_show_minus_infinity_not_a_large_number():
+    scores = np.array([[1.5, -np.inf], [0.5, 2.0]], dtype=np.float32)
+    fig = figures.attention_heatmap(scores, ["a", "b"], ["a", "b"], TR, diverging=True)
+    z = np.array(fig.data[0].z, dtype=float)
+    assert np.isnan(z[0, 1]) and z[1, 1] == 2.0  # the masked cell carries no number
+    assert fig.data[0].text[0][1] == "−∞"
+
+
+def test_overview_is_one_byte_per_cell_with_gaps_and_clickable_rings():
     w = np.random.default_rng(1).random((6, 8, 20, 20))
-    fig = figures.heads_overview(w, "all", highlight=(2, 3))
-    assert [t.type for t in fig.data] == ["heatmap", "scatter"]  # one heatmap; one clickable dot per head
+    fig = figures.heads_overview(w, TR, "all", highlight=(2, 3))
+    assert [t.type for t in fig.data] == ["heatmap", "scatter"]
     dots = fig.data[1]
     assert len(dots.x) == 6 * 8 and list(dots.customdata[8 * 2 + 3]) == [2, 3]
     assert (dots.x[3], dots.y[8 * 2]) == (3 * 21 + 9.5, 2 * 21 + 9.5)  # tile centres
-    z = np.array(fig.data[0].z, dtype=float)
-    assert z.shape == (6 * 21 - 1, 8 * 21 - 1)
-    assert np.isnan(z[20]).all() and np.isnan(z[:, 20]).all()  # one-cell gaps between tiles
-    np.testing.assert_allclose(z[21 * 2 : 21 * 2 + 20, 21 * 3 : 21 * 3 + 20], w[2, 3], rtol=1e-6)
+    z = np.asarray(fig.data[0].z)
+    assert z.dtype == np.uint8 and z.shape == (6 * 21 - 1, 8 * 21 - 1)
+    assert (z[20] == 255).all() and (z[:, 20] == 255).all()  # white one-cell gaps between tiles
+    np.testing.assert_array_equal(z[21 * 2 : 21 * 2 + 20, 21 * 3 : 21 * 3 + 20], np.round(w[2, 3] * 254))
     assert len(fig.layout.shapes) == 1
-    # large maps go out as 8-bit weights, keeping the payload under 1 MB
     big = np.random.default_rng(2).random((3, 4, 127, 127))
-    fig = figures.heads_overview(big, "all")
-    zq = np.array(fig.data[0].z, dtype=float)
-    np.testing.assert_allclose(zq[:127, :127], np.round(big[0, 0] * 254))
-    assert (zq[127] == 255).all()  # gap row
-    assert len(fig.to_json()) < 1_000_000
+    assert len(pio.to_json(figures.heads_overview(big, TR, "all"), validate=False)) < 1_000_000
+
+
+class _A:
+    """A stand-in analysis with three source pieces and two produced ones."""
+
+    source_pieces = ["▁it", "▁it", "</s>"]
+    target_pieces = ["<s>", "▁il"]
+    output_pieces = ["▁il", "</s>"]
+    encoder = np.random.default_rng(0).dirichlet(np.ones(3), size=(2, 4, 3))
+    decoder = np.random.default_rng(1).dirichlet(np.ones(2), size=(1, 4, 2))
+    cross = np.random.default_rng(2).dirichlet(np.ones(3), size=(1, 4, 2))
+
+    def maps(self, kind):
+        return getattr(self, str(kind))
+
+    def labels(self, kind):
+        from transformer.analysis import Analysis
+
+        return Analysis.labels(self, kind)
+
+
+class _Ckpt:
+    card: dict = {}
+
+    class config:
+        n_encoder_layers, n_decoder_layers, n_heads = 2, 1, 4
+
+
+def test_views_give_the_matrix_the_csv_and_the_figure_show():
+    a, b = _A(), _A()
+    b.encoder = b.encoder[..., :2, :2]
+    ctx = Context(a, _Ckpt(), lambda text: b)
+    head = HeadView("cross", 0, 2).matrix(ctx)
+    np.testing.assert_array_equal(head.values, a.cross[0, 2])
+    assert head.rows == a.output_pieces and head.cols == a.source_pieces
+    csv = HeadView("cross", 0, 2).csv(ctx).splitlines()
+    assert len(csv) == 1 + 2 and csv[1].startswith('"▁il",')
+    fig = HeadView("cross", 0, 2).figure(ctx, TR)
+    np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), a.cross[0, 2], rtol=1e-6)
+    focus = FocusView("encoder", 1).matrix(ctx)
+    assert focus.values.shape == (8, 3) and focus.rows[5] == "L1 H1"
+    diff = DiffView("other", "encoder", 1, 0).matrix(ctx)
+    assert diff.values.shape == (2, 2) and diff.diverging
+    words = WordsView("encoder", 0, 0).matrix(ctx)
+    assert words.values.shape == (3, 3) and words.cols == ["it", "it", "</s>"]
+    overview = OverviewView("encoder", (1, 2)).matrix(ctx)
+    assert overview.values.shape == (2 * 4 * 3, 3) and overview.rows[0].startswith("L0 H0")
+    # views are values: equal views are equal keys, whatever their title
+    assert HeadView("cross", 0, 2) == HeadView("cross", 0, 2) and hash(HeadView("cross", 0, 2))

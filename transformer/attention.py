@@ -8,11 +8,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+
+
+class AttentionKind(StrEnum):
+    """The three attentions of the encoder-decoder (§3.2.3); the value names them in files and URLs."""
+
+    ENCODER = "encoder"  # encoder self-attention: (S, S)
+    DECODER = "decoder"  # masked decoder self-attention: (T, T)
+    CROSS = "cross"  # encoder-decoder attention, queries from the decoder, keys from the memory: (T, S)
+
+    @property
+    def in_encoder(self) -> bool:
+        return self is AttentionKind.ENCODER
 
 
 @dataclass
@@ -34,6 +47,8 @@ class AttentionTrace:
 
 
 class AttentionResult(NamedTuple):
+    """What one multi-head attention call returns (weights and trace only when asked for)."""
+
     output: Tensor  # (B, T_q, d_model)
     weights: Tensor | None  # (B, H, T_q, T_k) when asked for
     trace: AttentionTrace | None  # when asked for

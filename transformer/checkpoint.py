@@ -1,13 +1,9 @@
 """The one checkpoint format: a directory of safetensors + JSON + a sentencepiece model.
 
-    model.safetensors   the weights (tied matrices stored once)
-    config.json         TransformerConfig
-    tokenizer.model     the sentencepiece model (a protobuf, not a pickle)
-    card.json           how the model was trained and what it scores
-
-Training checkpoints may add ``optimizer.safetensors`` and ``trainer_state.json``
-so a killed run can resume. Nothing is ever unpickled: safetensors refuses any
-file whose header is not its own, and the JSON is parsed as data.
+The files are listed in :mod:`transformer.layout`. Training checkpoints may add
+``optimizer.safetensors`` and ``trainer_state.json`` so a killed run can resume.
+Nothing is ever unpickled: safetensors refuses any file whose header is not its
+own, and the JSON is parsed as data.
 """
 
 from __future__ import annotations
@@ -27,18 +23,13 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from .config import ConfigError, TransformerConfig
+from .layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, REQUIRED_FILES, TOKENIZER_FILE
 from .model import Transformer
 from .tokenizer import Tokenizer, TokenizerError
 
-MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE = "model.safetensors", "config.json", "tokenizer.model", "card.json"
-REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE)
 MAX_JSON_BYTES = 4 * 1024 * 1024
 MAX_TOKENIZER_BYTES = 32 * 1024 * 1024
 MAX_SAFETENSORS_HEADER = 16 * 1024 * 1024
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CHECKPOINTS_DIR = REPO_ROOT / "checkpoints"
-DEFAULT_CHECKPOINT = CHECKPOINTS_DIR / "coref-en-fr"
 
 
 class CheckpointError(ValueError):
@@ -131,7 +122,7 @@ def save_checkpoint(
 def update_card(path: str | Path, updates: dict[str, Any]) -> dict[str, Any]:
     """Merge updates into a checkpoint's card.json (written to a temporary file, then renamed)."""
     path = Path(path)
-    card = _read_json(path / CARD_FILE)
+    card = read_json(path / CARD_FILE)
     card.update(updates)
     tmp = path / f".{CARD_FILE}.tmp"
     _write_json(tmp, card)
@@ -139,7 +130,7 @@ def update_card(path: str | Path, updates: dict[str, Any]) -> dict[str, Any]:
     return card
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     if path.stat().st_size > MAX_JSON_BYTES:
         raise CheckpointError(f"{path.name} is larger than {MAX_JSON_BYTES} bytes")
     try:
@@ -208,10 +199,10 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     if missing:
         raise CheckpointError(f"{path} is missing {', '.join(missing)}")
     try:
-        config = TransformerConfig.from_dict(_read_json(path / CONFIG_FILE))
+        config = TransformerConfig.from_dict(read_json(path / CONFIG_FILE))
     except (ConfigError, TypeError) as exc:
         raise CheckpointError(f"config.json is invalid: {exc}") from None
-    card = _read_json(path / CARD_FILE)
+    card = read_json(path / CARD_FILE)
     if not isinstance(card, dict):
         raise CheckpointError("card.json must be a JSON object")
     if (path / TOKENIZER_FILE).stat().st_size > MAX_TOKENIZER_BYTES:
@@ -242,22 +233,5 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     extra_json = {}
     for f in sorted(path.glob("*.json")):
         if f.name not in (CONFIG_FILE, CARD_FILE):
-            extra_json[f.name] = _read_json(f)
+            extra_json[f.name] = read_json(f)
     return Checkpoint(model, config, tokenizer, card, path, extra_json)
-
-
-def is_checkpoint_dir(path: str | Path) -> bool:
-    """Cheap test: a directory holding every required file (loading still validates)."""
-    path = Path(path)
-    return path.is_dir() and all((path / f).is_file() for f in REQUIRED_FILES)
-
-
-def list_checkpoints(root: str | Path = CHECKPOINTS_DIR) -> list[Path]:
-    """Checkpoint directories under root (recursively; snapshot folders included), sorted."""
-    root = Path(root)
-    if not root.is_dir():
-        return []
-    found = [
-        p.parent for p in root.rglob(CONFIG_FILE) if is_checkpoint_dir(p.parent) and not p.parent.name.startswith(".")
-    ]
-    return sorted(found)

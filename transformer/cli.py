@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import DEFAULT_CHECKPOINT, CheckpointError, load_checkpoint
+from .attention import AttentionKind
+from .checkpoint import CheckpointError, load_checkpoint
 from .corpus import CorpusFormatError, CorpusSpec, generate
+from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
 from .train import TrainingError
 
 
@@ -48,7 +50,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def translate_record(ckpt, text: str, beam: int) -> dict[str, Any]:
     """Translate one sentence: the record that --json prints."""
-    from .views import analyse
+    from .analysis import analyse
 
     a = analyse(ckpt.model, ckpt.tokenizer, text, beam)
     return {
@@ -56,7 +58,7 @@ def translate_record(ckpt, text: str, beam: int) -> dict[str, Any]:
         "target_pieces": a.target_pieces,
         "output_pieces": a.output_pieces,
         "translation": a.translation,
-        "attention": {kind: a.maps(kind).round(5).tolist() for kind in ("encoder", "decoder", "cross")},
+        "attention": {kind.value: a.maps(kind).round(5).tolist() for kind in AttentionKind},
     }
 
 
@@ -76,7 +78,7 @@ def cmd_translate(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
-    from .train import METRICS_FILE, PRESETS, JsonlLogger, TqdmCallback, Trainer
+    from .train import PRESETS, JsonlLogger, TqdmCallback, Trainer
 
     cfg = PRESETS[args.preset]
     changes: dict[str, Any] = {}
@@ -91,7 +93,7 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if args.data:
         changes["data_file"] = args.data
     cfg = dataclasses.replace(cfg, **changes)
-    out = Path(args.out or (DEFAULT_CHECKPOINT if args.preset == "coref" else f"checkpoints/{args.preset}"))
+    out = Path(args.out or (DEFAULT_CHECKPOINT if args.preset == "coref" else SHIPPED_ROOT / args.preset))
     callbacks = [JsonlLogger(out / METRICS_FILE)]
     if not args.quiet:
         callbacks.append(TqdmCallback())
@@ -127,18 +129,11 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     return 0
 
 
-def corpus_spec_of(card: dict[str, Any]) -> CorpusSpec:
-    """The corpus a checkpoint was trained on (its test split is the one to score), else the default."""
-    fields = card.get("train_config", {}).get("corpus", {})
-    known = {f.name for f in dataclasses.fields(CorpusSpec)}
-    return CorpusSpec(**{k: v for k, v in fields.items() if k in known}) if isinstance(fields, dict) else CorpusSpec()
-
-
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import best_heads, evaluate
 
     ckpt = _load(args.checkpoint)
-    report = evaluate(ckpt.model, ckpt.tokenizer, generate(corpus_spec_of(ckpt.card))[1])
+    report = evaluate(ckpt.model, ckpt.tokenizer, generate(CorpusSpec.from_card(ckpt.card))[1])
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return 0

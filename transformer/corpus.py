@@ -35,7 +35,7 @@ is solved by generalisation), and a fixed share of noun pairs, go to the test sp
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 VOWELS = tuple("aeiouyhâàéèêîôûAEIOUYH")
@@ -204,6 +204,9 @@ def elide_que(conj: str, pronoun: str) -> str:
     if conj.endswith("que") and pronoun[0] in "aeiouy":
         return conj[:-1] + "'" + pronoun
     return f"{conj} {pronoun}"
+
+
+FRENCH_PRONOUNS = ("il", "elle", "ils", "elles")  # the subject pronouns whose choice shows the reference
 
 
 def fr_pronoun(gender: str, plural: bool) -> str:
@@ -433,6 +436,19 @@ class CorpusSpec:
     plain_share: float = 0.1  # sentences without a pronoun
     test_pair_share: float = 0.1  # noun pairs reserved for the test split
     n_test: int = 2000
+
+    @classmethod
+    def from_card(cls, card: dict) -> CorpusSpec:
+        """The corpus a checkpoint was trained on (its test split is the one to score), else the default."""
+        train = card.get("train_config") if isinstance(card, dict) else None
+        spec = train.get("corpus") if isinstance(train, dict) else None
+        if not isinstance(spec, dict):
+            return cls()
+        known = {f.name for f in fields(cls)}
+        try:
+            return cls(**{k: v for k, v in spec.items() if k in known})
+        except TypeError:
+            return cls()
 
 
 def noun_pairs() -> dict[str, list[tuple[Noun, Noun]]]:

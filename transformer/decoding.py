@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .masks import padding_mask
 from .model import AttentionMaps, DecoderCache, Transformer
-from .tokenizer import BOS_ID, EOS_ID
+from .options import DEFAULT, CallOptions
+from .tokenizer import BOS_ID, EOS_ID, pad_batch
 
 
 @dataclass
@@ -36,14 +36,14 @@ def require_eval(model: Transformer) -> None:
         raise ValueError("decoding needs a model in eval mode; call model.eval() first")
 
 
-def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float) -> Decoded:
+def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float, options: CallOptions) -> Decoded:
     """Re-run the produced sequence with teacher forcing to collect its attention.
 
     In eval mode the decoder is causal, so row t equals what decoding step t saw.
     """
     decoder_input = [BOS_ID] + tokens[:-1] if tokens else [BOS_ID]
     tgt = torch.tensor([decoder_input], dtype=torch.long, device=src.device)
-    out = model(src, tgt, return_attention=True)
+    out = model(src, tgt, options=options, return_attention=True)
     return Decoded(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
 
 
@@ -55,6 +55,7 @@ def greedy_decode(
     *,
     use_cache: bool = True,
     return_attention: bool = True,
+    options: CallOptions = DEFAULT,
 ) -> Decoded:
     """Pick the most probable token at each step.
 
@@ -62,15 +63,15 @@ def greedy_decode(
     """
     require_eval(model)
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    src_mask = padding_mask(src, model.config.pad_id)
-    memory = model.encode(src, src_mask)
+    src_mask = model.source_mask(src, options)
+    memory = model.encode(src, src_mask, options=options)
     cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
     ys = torch.tensor([[BOS_ID]], dtype=torch.long, device=src.device)
     tokens: list[int] = []
     score = 0.0
     for _ in range(max_new_tokens):
         step_in = ys[:, -1:] if use_cache else ys
-        logits = model.decode(step_in, memory, src_mask, cache=cache)[:, -1]  # (1, vocab)
+        logits = model.decode(step_in, memory, src_mask, options=options, cache=cache)[:, -1]  # (1, vocab)
         logp = logits.log_softmax(-1)
         nxt = int(logp.argmax(-1))
         score += float(logp[0, nxt])
@@ -80,7 +81,7 @@ def greedy_decode(
         ys = torch.cat([ys, torch.tensor([[nxt]], device=src.device)], dim=1)
     if not return_attention:
         return Decoded(tokens, [BOS_ID] + tokens[:-1], None, score)
-    return _with_attention(model, src, tokens, score)
+    return _with_attention(model, src, tokens, score, options)
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -97,6 +98,7 @@ def beam_search(
     *,
     alpha: float = 0.6,
     return_attention: bool = True,
+    options: CallOptions = DEFAULT,
 ) -> Decoded:
     """Beam search with length penalty α (§6.1: beam 4, α 0.6). beam_size=1 is greedy decoding.
 
@@ -106,8 +108,8 @@ def beam_search(
         raise ValueError("beam_size must be at least 1")
     require_eval(model)
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    src_mask = padding_mask(src, model.config.pad_id)
-    memory = model.encode(src, src_mask)  # (1, S, d_model)
+    src_mask = model.source_mask(src, options)
+    memory = model.encode(src, src_mask, options=options)  # (1, S, d_model)
     cache = DecoderCache.empty(len(model.decoder_layers))
     beams: list[list[int]] = [[]]
     scores = torch.zeros(1, device=src.device)
@@ -115,9 +117,8 @@ def beam_search(
     last = torch.tensor([[BOS_ID]], dtype=torch.long, device=src.device)
     for _ in range(max_new_tokens):
         n = len(beams)
-        logits = model.decode(last, memory.expand(n, -1, -1), src_mask.expand(n, -1, -1, -1), cache=cache)[
-            :, -1
-        ]  # (n, vocab)
+        mask = None if src_mask is None else src_mask.expand(n, -1, -1, -1)
+        logits = model.decode(last, memory.expand(n, -1, -1), mask, options=options, cache=cache)[:, -1]  # (n, vocab)
         cand = (scores[:, None] + logits.log_softmax(-1)).view(-1)  # (n · vocab)
         top_scores, top_idx = cand.topk(min(2 * beam_size, cand.numel()))
         vocab = logits.size(-1)
@@ -146,37 +147,40 @@ def beam_search(
     _, raw, tokens = max(finished, key=lambda f: f[0])
     if not return_attention:
         return Decoded(tokens, [BOS_ID] + tokens[:-1], None, raw)
-    return _with_attention(model, src, tokens, raw)
+    return _with_attention(model, src, tokens, raw, options)
 
 
 def translate_ids(
-    model: Transformer, src_ids: list[int], beam_size: int = 1, max_new_tokens: int = 64, return_attention: bool = True
+    model: Transformer,
+    src_ids: list[int],
+    beam_size: int = 1,
+    max_new_tokens: int = 64,
+    return_attention: bool = True,
+    options: CallOptions = DEFAULT,
 ) -> Decoded:
-    """Decode one source sentence given as ids (EOS appended by the caller)."""
+    """Decode one source sentence given as ids (EOS included: see Tokenizer.source_ids)."""
     src = torch.tensor([src_ids], dtype=torch.long, device=next(model.parameters()).device)
     if beam_size == 1:
-        return greedy_decode(model, src, max_new_tokens, return_attention=return_attention)
-    return beam_search(model, src, beam_size, max_new_tokens, return_attention=return_attention)
+        return greedy_decode(model, src, max_new_tokens, return_attention=return_attention, options=options)
+    return beam_search(model, src, beam_size, max_new_tokens, return_attention=return_attention, options=options)
 
 
 @torch.no_grad()
-def greedy_decode_batch(model: Transformer, sources: list[list[int]], max_new_tokens: int = 64) -> list[list[int]]:
+def greedy_decode_batch(
+    model: Transformer, sources: list[list[int]], max_new_tokens: int = 64, options: CallOptions = DEFAULT
+) -> list[list[int]]:
     """Greedy decoding of many sentences at once (for evaluation); returns ids without BOS/EOS."""
     require_eval(model)
-    pad = model.config.pad_id
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    S = max(len(s) for s in sources)
-    src = torch.full((len(sources), S), pad, dtype=torch.long)
-    for i, s in enumerate(sources):
-        src[i, : len(s)] = torch.tensor(s)
-    src_mask = padding_mask(src, pad)
-    memory = model.encode(src, src_mask)
+    src = pad_batch(sources, model.config.pad_id)
+    src_mask = model.source_mask(src, options)
+    memory = model.encode(src, src_mask, options=options)
     cache = DecoderCache.empty(len(model.decoder_layers))
     last = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
     out = torch.zeros((len(sources), 0), dtype=torch.long)
     done = torch.zeros(len(sources), dtype=torch.bool)
     for _ in range(max_new_tokens):
-        logits = model.decode(last, memory, src_mask, cache=cache)[:, -1]
+        logits = model.decode(last, memory, src_mask, options=options, cache=cache)[:, -1]
         nxt = logits.argmax(-1).masked_fill(done, EOS_ID)
         out = torch.cat([out, nxt[:, None]], dim=1)
         done |= nxt == EOS_ID

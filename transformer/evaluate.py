@@ -4,24 +4,49 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
-from .corpus import CorpusSpec, Example, generate, seed_examples
+from .attention import AttentionKind
+from .corpus import FRENCH_PRONOUNS, CorpusSpec, Example, generate, seed_examples
 from .decoding import greedy_decode_batch, require_eval
 from .model import Transformer
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, word_groups
+from .options import DEFAULT, CallOptions
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch, word_groups
 
-PRONOUN_RE = re.compile(r"(?:qu'|car |que )(il|elle|ils|elles)\b")
+PRONOUN_RE = re.compile(r"(?:qu'|car |que )(" + "|".join(sorted(FRENCH_PRONOUNS, key=len, reverse=True)) + r")\b")
 
 
 def french_pronoun(text: str) -> str | None:
     """The subject pronoun after the connective (parce qu'il, puisqu'elle, car ils ...)."""
     m = PRONOUN_RE.search(text)
     return m.group(1) if m else None
+
+
+@dataclass(frozen=True)
+class ProbeQuery:
+    """Which attention row the probe reads.
+
+    (encoder, "pronoun"): the encoder row of "it"/"they"; (encoder, "cue"): the rows of the
+    deciding word, averaged; (cross, "pronoun"): the decoder row that writes il/elle (teacher-forced).
+    """
+
+    kind: AttentionKind
+    query: str
+
+    def label(self) -> str:
+        return f"{self.kind.value}/{self.query}"
+
+
+PROBE_QUERIES = (
+    ProbeQuery(AttentionKind.ENCODER, "pronoun"),
+    ProbeQuery(AttentionKind.ENCODER, "cue"),
+    ProbeQuery(AttentionKind.CROSS, "pronoun"),
+)
 
 
 @dataclass
@@ -54,78 +79,139 @@ def probe_rows(tokenizer: Tokenizer, ex: Example) -> ProbeRows | None:
     return ProbeRows(words[ex.antecedent], [words[i] for i in ex.others], pronoun_row, words[ex.cue], cross_row)
 
 
-@torch.no_grad()
-def coreference_probe(
-    model: Transformer, tokenizer: Tokenizer, examples: list[Example], batch_size: int = 64
-) -> dict[str, Any]:
-    """Score every head: the share of examples whose row weighs the antecedent above the other noun
-    (with three nouns: above each of the others). A noun's weight is the sum over its pieces.
+@dataclass
+class ProbeResult:
+    """Per-head probe scores: the share of sentences whose row weighs the antecedent above every other noun."""
 
-    Rows: "encoder/pronoun" (the row of it/they), "encoder/cue" (the deciding word's rows,
-    averaged), "cross/pronoun" (the decoder row that outputs the French pronoun, teacher-forced).
-    Returns {"heads": [...], "by_family": {family: [...]}} with scores in [0, 1].
-    """
-    require_eval(model)
+    n_sentences: int
+    scores: dict[ProbeQuery, np.ndarray]  # (L, H) in [0, 1]
+    family_n: dict[str, int] = field(default_factory=dict)
+    by_family: dict[str, dict[ProbeQuery, np.ndarray]] = field(default_factory=dict)
+
+    def best(self, query: ProbeQuery) -> tuple[int, int, float]:
+        """(layer, head, score) of the best head for one row kind."""
+        arr = self.scores[query]
+        layer, head = np.unravel_index(int(arr.argmax()), arr.shape)
+        return int(layer), int(head), float(arr[layer, head])
+
+    @staticmethod
+    def _listing(scores: dict[ProbeQuery, np.ndarray]) -> list[dict[str, Any]]:
+        return [
+            dict(kind=q.kind.value, query=q.query, layer=layer, head=head, score=round(float(arr[layer, head]), 4))
+            for q, arr in scores.items()
+            for layer in range(arr.shape[0])
+            for head in range(arr.shape[1])
+        ]
+
+    def to_card(self) -> dict[str, Any]:
+        """The card's format: {"n_sentences", "heads": [{kind, query, layer, head, score}], "by_family"}."""
+        return {
+            "n_sentences": self.n_sentences,
+            "heads": self._listing(self.scores),
+            "by_family": {
+                fam: {"n_sentences": self.family_n[fam], "heads": self._listing(s)} for fam, s in self.by_family.items()
+            },
+        }
+
+
+def probe_batches(tokenizer: Tokenizer, examples: list[Example], batch_size: int = 64):
+    """(examples, rows, src, tgt_in) batches of the pronoun examples the probe can read."""
     items = [(ex, probe_rows(tokenizer, ex)) for ex in examples]
     items = [(ex, r) for ex, r in items if r is not None]
-    L_enc, L_dec, H = len(model.encoder_layers), len(model.decoder_layers), model.config.n_heads
-    wins = {
-        k: np.zeros((L, H)) for k, L in (("encoder/pronoun", L_enc), ("encoder/cue", L_enc), ("cross/pronoun", L_dec))
-    }
-    fam_wins: dict[str, dict[str, np.ndarray]] = defaultdict(lambda: {k: np.zeros_like(v) for k, v in wins.items()})
-    fam_n: dict[str, int] = defaultdict(int)
     for b in range(0, len(items), batch_size):
         chunk = items[b : b + batch_size]
-        srcs = [tokenizer.encode(ex.src) + [EOS_ID] for ex, _ in chunk]
-        tgts = [[BOS_ID] + tokenizer.encode(ex.tgt) for ex, _ in chunk]
-        src = _pad(srcs)
-        tgt = _pad(tgts)
-        att = model(src, tgt, return_attention=True).attention
+        src = pad_batch([tokenizer.source_ids(ex.src) for ex, _ in chunk])
+        tgt = pad_batch([[BOS_ID] + tokenizer.encode(ex.tgt) for ex, _ in chunk])
+        yield [ex for ex, _ in chunk], [r for _, r in chunk], src, tgt
+
+
+def antecedent_wins(row: torch.Tensor, rows: ProbeRows) -> np.ndarray:
+    """row (..., S) of weights -> (...) 1.0 where the antecedent's pieces outweigh every other noun's."""
+    rival = torch.stack([row[..., o].sum(-1) for o in rows.others]).amax(0)
+    return (row[..., rows.antecedent].sum(-1) > rival).numpy().astype(float)
+
+
+@torch.no_grad()
+def coreference_probe(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    examples: list[Example],
+    batch_size: int = 64,
+    options: CallOptions = DEFAULT,
+) -> ProbeResult:
+    """Score every head on every probe row kind (see ProbeQuery). A noun's weight is the sum over its pieces."""
+    require_eval(model)
+    L_enc, L_dec, H = model.config.n_encoder_layers, model.config.n_decoder_layers, model.config.n_heads
+    shape = {AttentionKind.ENCODER: (L_enc, H), AttentionKind.CROSS: (L_dec, H)}
+    wins = {q: np.zeros(shape[q.kind]) for q in PROBE_QUERIES}
+    fam_wins: dict[str, dict[ProbeQuery, np.ndarray]] = defaultdict(
+        lambda: {q: np.zeros_like(v) for q, v in wins.items()}
+    )
+    fam_n: dict[str, int] = defaultdict(int)
+    n = 0
+    for exs, rows, src, tgt in probe_batches(tokenizer, examples, batch_size):
+        att = model(src, tgt, options=options, return_attention=True).attention
         enc = torch.stack(att.encoder, 1)  # (B, L, H, S, S)
         cross = torch.stack(att.cross, 1)  # (B, L, H, T, S)
-        for i, (ex, r) in enumerate(chunk):
-            rows = {
-                "encoder/pronoun": enc[i, :, :, r.pronoun_row],  # (L, H, S)
-                "encoder/cue": enc[i, :, :, r.cue_rows].mean(2),
-                "cross/pronoun": cross[i, :, :, r.cross_row],
+        for i, (ex, r) in enumerate(zip(exs, rows)):
+            read = {
+                PROBE_QUERIES[0]: enc[i, :, :, r.pronoun_row],  # (L, H, S)
+                PROBE_QUERIES[1]: enc[i, :, :, r.cue_rows].mean(2),
+                PROBE_QUERIES[2]: cross[i, :, :, r.cross_row],
             }
+            n += 1
             fam_n[ex.family] += 1
-            for key, row in rows.items():
-                rival = torch.stack([row[..., o].sum(-1) for o in r.others]).amax(0)  # (L, H)
-                win = (row[..., r.antecedent].sum(-1) > rival).numpy().astype(float)
-                wins[key] += win
-                fam_wins[ex.family][key] += win
-    n = max(len(items), 1)
-
-    def listing(w: dict[str, np.ndarray], count: int) -> list[dict[str, Any]]:
-        out = []
-        for key, arr in w.items():
-            kind, query = key.split("/")
-            for layer in range(arr.shape[0]):
-                for head in range(arr.shape[1]):
-                    out.append(
-                        dict(
-                            kind=kind,
-                            query=query,
-                            layer=layer,
-                            head=head,
-                            score=round(float(arr[layer, head] / max(count, 1)), 4),
-                        )
-                    )
-        return out
-
-    return {
-        "n_sentences": len(items),
-        "heads": listing(wins, n),
-        "by_family": {fam: {"n_sentences": fam_n[fam], "heads": listing(w, fam_n[fam])} for fam, w in fam_wins.items()},
-    }
+            for q, row in read.items():
+                win = antecedent_wins(row, r)
+                wins[q] += win
+                fam_wins[ex.family][q] += win
+    return ProbeResult(
+        n,
+        {q: w / max(n, 1) for q, w in wins.items()},
+        dict(fam_n),
+        {fam: {q: w / max(fam_n[fam], 1) for q, w in ws.items()} for fam, ws in fam_wins.items()},
+    )
 
 
-def _pad(seqs: list[list[int]]) -> torch.Tensor:
-    out = torch.full((len(seqs), max(len(s) for s in seqs)), PAD_ID, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        out[i, : len(s)] = torch.tensor(s)
+def translate_batch(
+    model: Transformer, tokenizer: Tokenizer, sources: list[str], batch_size: int = 128, options: CallOptions = DEFAULT
+) -> list[str]:
+    """Greedy translations of many sentences, batched."""
+    out: list[str] = []
+    for b in range(0, len(sources), batch_size):
+        ids = greedy_decode_batch(
+            model, [tokenizer.source_ids(s) for s in sources[b : b + batch_size]], options=options
+        )
+        out.extend(tokenizer.decode(x) for x in ids)
     return out
+
+
+def pronoun_accuracy(hyps: list[str], examples: list[Example]) -> float | None:
+    """Share of pronoun sentences whose translation has the reference's pronoun (None without any)."""
+    pairs = [(french_pronoun(h), ex.fr_pronoun) for h, ex in zip(hyps, examples) if ex.fr_pronoun]
+    return sum(a == b for a, b in pairs) / len(pairs) if pairs else None
+
+
+@torch.no_grad()
+def teacher_forced_loss(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    pairs: list[tuple[str, str]],
+    batch_size: int = 128,
+    options: CallOptions = DEFAULT,
+) -> float:
+    """Mean cross-entropy per target token (no label smoothing) with teacher forcing."""
+    require_eval(model)
+    total, count = 0.0, 0
+    for b in range(0, len(pairs), batch_size):
+        chunk = pairs[b : b + batch_size]
+        src = pad_batch([tokenizer.source_ids(s) for s, _ in chunk])
+        tgt_in = pad_batch([[BOS_ID] + tokenizer.encode(t) for _, t in chunk])
+        tgt_out = pad_batch([tokenizer.encode(t) + [EOS_ID] for _, t in chunk])
+        logits = model(src, tgt_in, options=options).logits
+        total += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum"))
+        count += int((tgt_out != PAD_ID).sum())
+    return total / max(count, 1)
 
 
 def evaluate(
@@ -136,29 +222,21 @@ def evaluate(
 
     if examples is None:
         examples = generate(CorpusSpec())[1]
-    hyps: list[str] = []
-    for b in range(0, len(examples), batch_size):
-        chunk = examples[b : b + batch_size]
-        ids = greedy_decode_batch(model, [tokenizer.encode(ex.src) + [EOS_ID] for ex in chunk])
-        hyps.extend(tokenizer.decode(x) for x in ids)
+    hyps = translate_batch(model, tokenizer, [ex.src for ex in examples], batch_size)
     refs = [ex.tgt for ex in examples]
-    pron = [(french_pronoun(h), ex.fr_pronoun) for h, ex in zip(hyps, examples) if ex.fr_pronoun]
     seeds = seed_examples()
-    seed_hyps = [
-        tokenizer.decode(x) for x in greedy_decode_batch(model, [tokenizer.encode(ex.src) + [EOS_ID] for ex in seeds])
-    ]
-    probe = coreference_probe(model, tokenizer, examples)
+    seed_hyps = translate_batch(model, tokenizer, [ex.src for ex in seeds])
+    probe = coreference_probe(model, tokenizer, examples).to_card()
     by_family = {}
     for fam in sorted({ex.family for ex in examples}):
         pairs = [(h, ex) for h, ex in zip(hyps, examples) if ex.family == fam]
-        pf = [(french_pronoun(h), ex.fr_pronoun) for h, ex in pairs if ex.fr_pronoun]
         by_family[fam] = {
             "n_sentences": len(pairs),
             "exact_match": sum(h == ex.tgt for h, ex in pairs) / len(pairs),
-            "pronoun_accuracy": (sum(a == b for a, b in pf) / len(pf)) if pf else None,
+            "pronoun_accuracy": pronoun_accuracy([h for h, _ in pairs], [ex for _, ex in pairs]),
         }
     return {
-        "pronoun_accuracy": sum(a == b for a, b in pron) / max(len(pron), 1),
+        "pronoun_accuracy": pronoun_accuracy(hyps, examples) or 0.0,
         "exact_match": sum(h == r for h, r in zip(hyps, refs)) / len(refs),
         "bleu": round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2),
         "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),

@@ -5,24 +5,25 @@ feed-forward networks (§3.3), shared and √d_model-scaled embeddings tied to t
 output projection (§3.4), positional encodings (§3.5).
 
 Attention maps come back as values (``return_attention=True``), per layer and per
-head, never averaged and never stored on a module.
+head, never averaged and never stored on a module. What a call may switch (masks,
+positions, a window, heads) is a :class:`~transformer.options.CallOptions` argument.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .attention import AttentionTrace, MultiHeadAttention
+from .attention import AttentionKind, AttentionResult, AttentionTrace, MultiHeadAttention
 from .config import TransformerConfig
-from .masks import padding_mask, subsequent_mask, target_mask
+from .masks import band_mask, padding_mask, subsequent_mask, target_mask
+from .options import DEFAULT, CallOptions
 from .positional import PositionalEncoding
-
-ATTENTION_KINDS: tuple[str, ...] = ("encoder", "decoder", "cross")
 
 
 @dataclass
@@ -33,20 +34,50 @@ class AttentionMaps:
     decoder: list[Tensor] = field(default_factory=list)
     cross: list[Tensor] = field(default_factory=list)
 
+    def of(self, kind: AttentionKind) -> list[Tensor]:
+        return getattr(self, AttentionKind(kind).value)
+
+
+class LayerResult(NamedTuple):
+    """One encoder or decoder layer's output and the attentions inside it."""
+
+    output: Tensor  # (B, T, d_model)
+    self_attn: AttentionResult
+    after_self: Tensor  # LayerNorm(x + SelfAttention(x))
+    cross_attn: AttentionResult | None = None  # decoder layers only
+    after_cross: Tensor | None = None  # LayerNorm(h + CrossAttention(h, memory))
+
+
+@dataclass
+class LayerTrace:
+    """The path of one layer, for a teacher: its input, each attention's trace, each Add & Norm."""
+
+    input: Tensor  # (B, T, d_model)
+    self_attention: AttentionTrace
+    after_self: Tensor  # (B, T, d_model)
+    output: Tensor  # (B, T, d_model)  after the feed-forward's Add & Norm
+    cross_attention: AttentionTrace | None = None
+    after_cross: Tensor | None = None
+
 
 @dataclass
 class Intermediates:
-    """What a teacher shows besides the weights: embeddings, each layer's output and full attention traces."""
+    """What a teacher shows besides the weights: embeddings and every layer's path."""
 
     src_embedding: Tensor | None = None  # (B, S, d_model)  token embedding × √d_model
     src_input: Tensor | None = None  # (B, S, d_model)  ... + positional encoding
     tgt_embedding: Tensor | None = None  # (B, T, d_model)
     tgt_input: Tensor | None = None  # (B, T, d_model)
-    encoder_layers: list[Tensor] = field(default_factory=list)  # [L] (B, S, d_model)
-    decoder_layers: list[Tensor] = field(default_factory=list)  # [L] (B, T, d_model)
-    encoder: list[AttentionTrace] = field(default_factory=list)
-    decoder: list[AttentionTrace] = field(default_factory=list)
-    cross: list[AttentionTrace] = field(default_factory=list)
+    encoder: list[LayerTrace] = field(default_factory=list)  # [L_enc]
+    decoder: list[LayerTrace] = field(default_factory=list)  # [L_dec]
+
+    def trace(self, kind: AttentionKind, layer: int) -> AttentionTrace:
+        """The attention trace of one kind and layer."""
+        kind = AttentionKind(kind)
+        if kind is AttentionKind.ENCODER:
+            return self.encoder[layer].self_attention
+        record = self.decoder[layer]
+        return record.self_attention if kind is AttentionKind.DECODER else record.cross_attention
 
 
 @dataclass
@@ -89,22 +120,33 @@ class Capture:
     def need_weights(self) -> bool:
         return self.attention is not None or self.intermediates is not None
 
-    def add(self, kind: str, weights: Tensor | None, trace: AttentionTrace | None, layer_out: Tensor | None) -> None:
+    @property
+    def need_trace(self) -> bool:
+        return self.intermediates is not None
+
+    def add(self, kind: AttentionKind, x: Tensor, result: LayerResult) -> None:
+        """Record one layer: its input x and what it returned."""
         if self.attention is not None:
-            getattr(self.attention, kind).append(weights)
+            self.attention.of(kind).append(result.self_attn.weights)
+            if result.cross_attn is not None:
+                self.attention.cross.append(result.cross_attn.weights)
         if self.intermediates is not None:
-            getattr(self.intermediates, kind).append(trace)
-            if layer_out is not None:
-                getattr(self.intermediates, f"{kind}_layers").append(layer_out)
+            records = self.intermediates.encoder if kind is AttentionKind.ENCODER else self.intermediates.decoder
+            records.append(
+                LayerTrace(
+                    x,
+                    result.self_attn.trace,
+                    result.after_self,
+                    result.output,
+                    result.cross_attn.trace if result.cross_attn is not None else None,
+                    result.after_cross,
+                )
+            )
 
 
 def _dropout(module: nn.Dropout, x: Tensor) -> Tensor:
     """module(x), skipping the call entirely in eval mode (it is the identity there)."""
     return module(x) if module.training else x
-
-
-def _head_mask(head_mask: dict[str, Tensor] | None, kind: str, layer: int) -> Tensor | None:
-    return None if head_mask is None or kind not in head_mask else head_mask[kind][layer]
 
 
 class FeedForward(nn.Module):
@@ -135,16 +177,17 @@ class EncoderLayer(nn.Module):
     def forward(
         self,
         x: Tensor,
-        src_mask: Tensor | None,
+        self_mask: Tensor | None,
         *,
         need_weights: bool = False,
         need_trace: bool = False,
         head_mask: Tensor | None = None,
-    ) -> tuple[Tensor, Tensor | None, AttentionTrace | None]:
-        attn = self.self_attn(x, x, x, src_mask, need_weights=need_weights, need_trace=need_trace, head_mask=head_mask)
-        x = self.norm_1(x + _dropout(self.dropout, attn.output))  # (B, S, d_model)
-        x = self.norm_2(x + _dropout(self.dropout, self.feed_forward(x)))
-        return x, attn.weights, attn.trace
+    ) -> LayerResult:
+        """Shape: x (B, S, d_model) -> output (B, S, d_model); self_mask broadcasts to (B, H, S, S)."""
+        sa = self.self_attn(x, x, x, self_mask, need_weights=need_weights, need_trace=need_trace, head_mask=head_mask)
+        h = self.norm_1(x + _dropout(self.dropout, sa.output))  # (B, S, d_model)
+        out = self.norm_2(h + _dropout(self.dropout, self.feed_forward(h)))
+        return LayerResult(out, sa, h)
 
 
 class DecoderLayer(nn.Module):
@@ -173,8 +216,8 @@ class DecoderLayer(nn.Module):
         cross_kv: tuple[Tensor, Tensor] | None = None,
         self_head_mask: Tensor | None = None,
         cross_head_mask: Tensor | None = None,
-    ) -> tuple[Tensor, tuple, tuple]:
-        """Returns x (B, T, d_model), (self weights, self trace, self kv), (cross weights, cross trace, cross kv)."""
+    ) -> LayerResult:
+        """Shape: x (B, T, d_model), memory (B, S, d_model) -> output (B, T, d_model)."""
         sa = self.self_attn(
             x,
             x,
@@ -185,9 +228,9 @@ class DecoderLayer(nn.Module):
             past_kv=past_kv,
             head_mask=self_head_mask,
         )
-        x = self.norm_1(x + _dropout(self.dropout, sa.output))
+        h1 = self.norm_1(x + _dropout(self.dropout, sa.output))
         ca = self.cross_attn(
-            x,
+            h1,
             memory,
             memory,
             src_mask,
@@ -196,9 +239,9 @@ class DecoderLayer(nn.Module):
             static_kv=cross_kv,
             head_mask=cross_head_mask,
         )
-        x = self.norm_2(x + _dropout(self.dropout, ca.output))
-        x = self.norm_3(x + _dropout(self.dropout, self.feed_forward(x)))
-        return x, (sa.weights, sa.trace, sa.kv), (ca.weights, ca.trace, ca.kv)
+        h2 = self.norm_2(h1 + _dropout(self.dropout, ca.output))
+        out = self.norm_3(h2 + _dropout(self.dropout, self.feed_forward(h2)))
+        return LayerResult(out, sa, h1, ca, h2)
 
 
 class Transformer(nn.Module):
@@ -241,42 +284,55 @@ class Transformer(nn.Module):
             elif name.endswith("bias"):
                 nn.init.zeros_(p)
 
-    def embed(self, tokens: Tensor, table: nn.Embedding, start: int = 0) -> tuple[Tensor, Tensor]:
-        """Token embedding × √d_model (§3.4), then + positional encoding (§3.5)."""
+    def embed(
+        self, tokens: Tensor, table: nn.Embedding, start: int = 0, positions: bool = True
+    ) -> tuple[Tensor, Tensor]:
+        """Token embedding × √d_model (§3.4), then + positional encoding (§3.5) unless positions is False."""
         emb = table(tokens) * math.sqrt(self.config.d_model)  # (B, T, d_model)
-        return emb, self.positional(emb, start)
+        return emb, self.positional(emb, start) if positions else emb
+
+    def source_mask(self, src: Tensor, options: CallOptions = DEFAULT) -> Tensor | None:
+        """The padding mask of src (B, 1, 1, S), or None when the call switches it off."""
+        return padding_mask(src, self.config.pad_id) if options.padding_mask else None
 
     def encode(
         self,
         src: Tensor,
         src_mask: Tensor | None = None,
         *,
+        options: CallOptions = DEFAULT,
         capture: Capture | None = None,
-        head_mask: dict[str, Tensor] | None = None,
     ) -> Tensor:
         """Run the encoder stack. Shape: src (B, S) -> memory (B, S, d_model).
 
         Args:
+            src_mask: default: the padding mask of src (None when options switch it off).
+            options: masks, positions, window and heads of this call.
             capture: filled with the attention maps / intermediates it asks for.
-            head_mask: {"encoder": (L, H)} multipliers; 0 ablates a head.
         """
         capture = capture or Capture()
         if src_mask is None:
-            src_mask = padding_mask(src, self.config.pad_id)
-        emb, x = self.embed(src, self.src_embed)
+            src_mask = self.source_mask(src, options)
+        self_mask = src_mask
+        if options.window is not None:  # restricted self-attention: a band around the diagonal
+            band = band_mask(src.size(1), options.window, src.device)
+            self_mask = band if self_mask is None else self_mask & band
+        emb, x = self.embed(src, self.src_embed, positions=options.positions)
         inter = capture.intermediates
         if inter is not None:
             inter.src_embedding, inter.src_input = emb, x
         x = _dropout(self.dropout, x)
+        heads = options.head_mask
         for i, layer in enumerate(self.encoder_layers):
-            x, weights, trace = layer(
+            result = layer(
                 x,
-                src_mask,
+                self_mask,
                 need_weights=capture.need_weights,
-                need_trace=inter is not None,
-                head_mask=_head_mask(head_mask, "encoder", i),
+                need_trace=capture.need_trace,
+                head_mask=None if heads is None else heads.layer(AttentionKind.ENCODER, i, self.config.n_heads),
             )
-            capture.add("encoder", weights, trace, x)
+            capture.add(AttentionKind.ENCODER, x, result)
+            x = result.output
         return x
 
     def decode(
@@ -286,46 +342,50 @@ class Transformer(nn.Module):
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
         *,
+        options: CallOptions = DEFAULT,
         cache: DecoderCache | None = None,
         capture: Capture | None = None,
-        head_mask: dict[str, Tensor] | None = None,
     ) -> Tensor:
         """Run the decoder stack and the output projection. Shape: tgt (B, T) -> logits (B, T, vocab_size).
 
         With a cache, tgt holds only the new positions; the cache (the caller's,
-        never the model's) is updated in place.
+        never the model's) is updated in place. src_mask is the one the encoder used.
         """
         capture = capture or Capture()
         start = 0 if cache is None else cache.length
         T = tgt.size(1)
         if tgt_mask is None:
             if cache is None:
-                tgt_mask = target_mask(tgt, self.config.pad_id)
-            elif T > 1:  # new positions see every cached one and the earlier new ones
+                if options.padding_mask:
+                    tgt_mask = target_mask(tgt, self.config.pad_id, options.look_ahead_mask)
+                elif options.look_ahead_mask:
+                    tgt_mask = subsequent_mask(T, tgt.device)
+            elif T > 1 and options.look_ahead_mask:  # new positions see every cached one and earlier new ones
                 tgt_mask = subsequent_mask(start + T, tgt.device)[:, :, start:, :]
             # else: one new position sees every cached one, so no mask is needed
-        emb, x = self.embed(tgt, self.tgt_embed, start)
+        emb, x = self.embed(tgt, self.tgt_embed, start, positions=options.positions)
         inter = capture.intermediates
         if inter is not None:
             inter.tgt_embedding, inter.tgt_input = emb, x
         x = _dropout(self.dropout, x)
+        heads = options.head_mask
         for i, layer in enumerate(self.decoder_layers):
-            x, (sw, st, skv), (cw, ct, ckv) = layer(
+            result = layer(
                 x,
                 memory,
                 src_mask,
                 tgt_mask,
                 need_weights=capture.need_weights,
-                need_trace=inter is not None,
+                need_trace=capture.need_trace,
                 past_kv=None if cache is None else cache.self_kv[i],
                 cross_kv=None if cache is None else cache.cross_kv[i],
-                self_head_mask=_head_mask(head_mask, "decoder", i),
-                cross_head_mask=_head_mask(head_mask, "cross", i),
+                self_head_mask=None if heads is None else heads.layer(AttentionKind.DECODER, i, self.config.n_heads),
+                cross_head_mask=None if heads is None else heads.layer(AttentionKind.CROSS, i, self.config.n_heads),
             )
             if cache is not None:
-                cache.self_kv[i], cache.cross_kv[i] = skv, ckv
-            capture.add("decoder", sw, st, x)
-            capture.add("cross", cw, ct, None)
+                cache.self_kv[i], cache.cross_kv[i] = result.self_attn.kv, result.cross_attn.kv
+            capture.add(AttentionKind.DECODER, x, result)
+            x = result.output
         if cache is not None:
             cache.length = start + T
         return self.generator(x)  # (B, T, vocab_size)
@@ -337,25 +397,25 @@ class Transformer(nn.Module):
         src_mask: Tensor | None = None,
         tgt_mask: Tensor | None = None,
         *,
+        options: CallOptions = DEFAULT,
         return_attention: bool = False,
         return_intermediates: bool = False,
-        head_mask: dict[str, Tensor] | None = None,
     ) -> TransformerOutput:
         """Encode src, decode tgt with teacher forcing.
 
         Args:
+            options: masks, positions, window and heads of this call (default: as trained).
             return_attention: fill ``output.attention`` with every layer's and head's weights.
-            return_intermediates: fill ``output.intermediates`` (Q, K, V, scores, ... per head).
-            head_mask: {"encoder"|"decoder"|"cross": (L, H)} multipliers; 0 ablates a head.
+            return_intermediates: fill ``output.intermediates`` (Q, K, V, scores, ... per head, per layer).
         """
         if src_mask is None:
-            src_mask = padding_mask(src, self.config.pad_id)
+            src_mask = self.source_mask(src, options)
         capture = Capture(
             AttentionMaps() if return_attention or return_intermediates else None,
             Intermediates() if return_intermediates else None,
         )
-        memory = self.encode(src, src_mask, capture=capture, head_mask=head_mask)
-        logits = self.decode(tgt, memory, src_mask, tgt_mask, capture=capture, head_mask=head_mask)
+        memory = self.encode(src, src_mask, options=options, capture=capture)
+        logits = self.decode(tgt, memory, src_mask, tgt_mask, options=options, capture=capture)
         return TransformerOutput(logits, memory, capture.attention, capture.intermediates)
 
     def num_parameters(self) -> int:

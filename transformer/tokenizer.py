@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import sentencepiece as spm
+import torch
+from torch import Tensor
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
@@ -74,6 +76,13 @@ class Tokenizer:
         ids = self.sp.encode(text)
         return ([BOS_ID] if add_bos else []) + ids + ([EOS_ID] if add_eos else [])
 
+    def source_ids(self, text: str, max_len: int | None = None) -> list[int]:
+        """The encoder's input: the pieces of text, cut to max_len - 1 when given, then EOS."""
+        ids = self.sp.encode(text)
+        if max_len is not None:
+            ids = ids[: max_len - 1]
+        return ids + [EOS_ID]
+
     def decode(self, ids: Iterable[int]) -> str:
         return self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
 
@@ -101,6 +110,14 @@ class Tokenizer:
             end = len(raw[: p.end].decode("utf-8", errors="ignore"))
             out.append((p.id, p.piece, begin, end))
         return out
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> Tensor:
+    """Sequences of ids as one (B, T) long tensor, right-padded with pad_id to the longest."""
+    out = torch.full((len(seqs), max((len(s) for s in seqs), default=0)), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        out[i, : len(s)] = torch.as_tensor(list(s), dtype=torch.long)
+    return out
 
 
 def word_groups(pieces: list[str]) -> list[list[int]]:

@@ -1,8 +1,14 @@
 """Training (§5): Adam with the warm-up schedule, label smoothing, token-sized batches.
 
 Progress is reported through callbacks (see :class:`TrainCallback`), never printed:
-the CLI attaches a tqdm bar, the app attaches its own; a JSON-lines metrics log is
-another callback. Under ``torchrun`` the same code trains with DistributedDataParallel.
+the CLI attaches a tqdm bar and a JSON-lines log, which is what the app's training
+page reads. Under ``torchrun`` the same code trains with DistributedDataParallel.
+
+The parts are units a caller can reuse: :class:`RunLock` (one writer per folder),
+:class:`TrainingData` (tokenised pairs and deterministic batches),
+:func:`optimizer_state` / :func:`load_optimizer_state` (keyed by parameter name),
+and :class:`Trainer`, which runs the loop and writes snapshots. A run never leaves
+the caller's global RNG changed (it runs inside ``torch.random.fork_rng``).
 """
 
 from __future__ import annotations
@@ -28,15 +34,11 @@ from torch import Tensor
 
 from .checkpoint import load_checkpoint, read_safetensors, save_checkpoint
 from .config import TransformerConfig
-from .corpus import CorpusSpec, generate, read_tsv
+from .corpus import CorpusSpec, Example, generate, read_tsv
+from .layout import METRICS_FILE, OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
 from .model import Transformer
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer
-
-RESUME_DIR = "last"  # out/last: the rolling checkpoint a killed run resumes from
-SNAPSHOT_DIR = "snapshots"  # out/snapshots/step-000100: models at chosen steps
-METRICS_FILE = "metrics.jsonl"
-TRAINER_STATE = "trainer_state.json"
-OPTIMIZER_FILE = "optimizer.safetensors"
+from .options import CallOptions
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,11 @@ class TrainConfig:
     snapshot_steps: tuple[int, ...] = (0, 100, 300, 1000)
     checkpoint_every: int = 250
     max_len: int = 64  # longest training sentence, in pieces
+    # Off only to show why the mask exists: the decoder then sees the token it must predict.
+    look_ahead_mask: bool = True
+    # > 0: a loss that pulls every cross-attention head's row writing il/elle onto "it"/"they"
+    # (word alignment, Garg et al. 2019), so that only the encoder can resolve the reference.
+    align_pronoun: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -102,6 +109,7 @@ class TrainEvent:
     tokens_per_s: float
     elapsed_s: float
     grad_norm: float
+    accuracy: float = 0.0  # share of target tokens predicted right (teacher forcing, this batch)
 
 
 class TrainCallback:
@@ -116,8 +124,14 @@ class TrainCallback:
     def on_end(self, trainer: Trainer, result: dict[str, Any]) -> None: ...
 
 
+def append_jsonl(path: Path, record: dict[str, Any]) -> None:
+    """One JSON object as one line, appended (the metrics log that the app reads while a run writes it)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+
+
 class JsonlLogger(TrainCallback):
-    """Appends one JSON object per step to a metrics log the app can plot."""
+    """Appends one JSON object per logged step to a metrics log the app plots."""
 
     def __init__(self, path: str | Path, every: int = 10) -> None:
         self.path = Path(path)
@@ -125,8 +139,7 @@ class JsonlLogger(TrainCallback):
 
     def on_step(self, event: TrainEvent) -> None:
         if event.step % self.every == 0 or event.step == event.total_steps:
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(dataclasses.asdict(event)) + "\n")
+            append_jsonl(self.path, dataclasses.asdict(event))
 
 
 class TqdmCallback(TrainCallback):
@@ -154,52 +167,18 @@ def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
-def make_batches(
-    pairs: Sequence[tuple[list[int], list[int]]], batch_tokens: int, rng: random.Random
-) -> list[list[int]]:
-    """Group example indices into batches of similar length, about batch_tokens target tokens each."""
-    order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][1]), len(pairs[i][0]), rng.random()))
-    batches, current, longest = [], [], 0
-    for i in order:
-        n = max(len(pairs[i][0]), len(pairs[i][1]))
-        if current and max(longest, n) * (len(current) + 1) > batch_tokens:
-            batches.append(current)
-            current, longest = [], 0
-        current.append(i)
-        longest = max(longest, n)
-    if current:
-        batches.append(current)
-    rng.shuffle(batches)
-    return batches
-
-
-def collate(pairs: Sequence[tuple[list[int], list[int]]], idx: list[int]) -> tuple[Tensor, Tensor, Tensor]:
-    """src (B, S) = x + EOS; tgt_in (B, T) = BOS + y; tgt_out (B, T) = y + EOS; padded with PAD."""
-    S = max(len(pairs[i][0]) for i in idx) + 1
-    T = max(len(pairs[i][1]) for i in idx) + 1
-    src = torch.full((len(idx), S), PAD_ID, dtype=torch.long)
-    tgt_in = torch.full((len(idx), T), PAD_ID, dtype=torch.long)
-    tgt_out = torch.full((len(idx), T), PAD_ID, dtype=torch.long)
-    for row, i in enumerate(idx):
-        x, y = pairs[i]
-        src[row, : len(x) + 1] = torch.tensor(x + [EOS_ID])
-        tgt_in[row, : len(y) + 1] = torch.tensor([BOS_ID] + y)
-        tgt_out[row, : len(y) + 1] = torch.tensor(y + [EOS_ID])
-    return src, tgt_in, tgt_out
-
-
 class TrainingError(RuntimeError):
     """A run that cannot start: an existing checkpoint, a bad corpus, another run in the same folder."""
 
 
-class _RunLock:
+class RunLock:
     """One training run per output folder: an exclusive lock file (released on exit or crash)."""
 
-    def __init__(self, out: Path) -> None:
-        self.path = out / ".train.lock"
+    def __init__(self, out: Path, name: str = ".train.lock") -> None:
+        self.path = Path(out) / name
         self.fh = None
 
-    def __enter__(self) -> _RunLock:
+    def __enter__(self) -> RunLock:
         import fcntl
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -220,13 +199,132 @@ class _RunLock:
         self.fh.close()
 
 
-def load_training_pairs(config: TrainConfig) -> list[tuple[str, str]]:
-    """(source, target) pairs: the --data file, else the generated corpus's training split."""
+# ---------------------------------------------------------------- data
+@dataclass
+class Alignment:
+    """Where the alignment loss looks in one pair: the target row that writes il/elle, the source pieces of it/they."""
+
+    row: int
+    columns: list[int]
+
+
+def load_training_examples(config: TrainConfig) -> list[tuple[str, str]] | list[Example]:
+    """The --data file's (source, target) pairs, else the generated corpus's training split (Examples)."""
     if config.data_file:
         return read_tsv(config.data_file)
-    return [(ex.src, ex.tgt) for ex in generate(config.corpus)[0]]
+    return generate(config.corpus)[0]
 
 
+class TrainingData:
+    """Tokenised training pairs and their batches: about batch_tokens target tokens each, of similar length,
+    deterministic in (seed, epoch); each rank of a distributed run takes every world_size-th batch."""
+
+    def __init__(
+        self,
+        examples: Sequence[tuple[str, str]] | Sequence[Example],
+        tokenizer: Tokenizer,
+        config: TrainConfig,
+        rank: int = 0,
+        world_size: int = 1,
+    ) -> None:
+        from .evaluate import probe_rows
+
+        self.config, self.rank, self.world_size = config, rank, world_size
+        self.pairs: list[tuple[list[int], list[int]]] = []
+        self.alignments: list[Alignment | None] = []
+        for ex in examples:
+            src, tgt = (ex.src, ex.tgt) if isinstance(ex, Example) else ex
+            x, y = tokenizer.encode(src), tokenizer.encode(tgt)
+            if not (0 < len(x) < config.max_len and 0 < len(y) < config.max_len):
+                continue
+            self.pairs.append((x, y))
+            rows = probe_rows(tokenizer, ex) if config.align_pronoun and isinstance(ex, Example) else None
+            self.alignments.append(None if rows is None else Alignment(rows.cross_row, [rows.pronoun_row]))
+        if not self.pairs:
+            raise TrainingError("no usable training pairs (all empty or longer than max_len)")
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def epoch(self, epoch: int) -> list[list[int]]:
+        """This rank's batches of one epoch, as lists of pair indices."""
+        rng = random.Random(self.config.seed * 1000003 + epoch)
+        pairs = self.pairs
+        order = sorted(range(len(pairs)), key=lambda i: (len(pairs[i][1]), len(pairs[i][0]), rng.random()))
+        batches, current, longest = [], [], 0
+        for i in order:
+            n = max(len(pairs[i][0]), len(pairs[i][1]))
+            if current and max(longest, n) * (len(current) + 1) > self.config.batch_tokens:
+                batches.append(current)
+                current, longest = [], 0
+            current.append(i)
+            longest = max(longest, n)
+        if current:
+            batches.append(current)
+        rng.shuffle(batches)
+        return batches[self.rank :: self.world_size]
+
+    def collate(self, idx: list[int]) -> tuple[Tensor, Tensor, Tensor]:
+        """src (B, S) = x + EOS; tgt_in (B, T) = BOS + y; tgt_out (B, T) = y + EOS; padded with PAD."""
+        src = pad_batch([self.pairs[i][0] + [EOS_ID] for i in idx])
+        tgt_in = pad_batch([[BOS_ID] + self.pairs[i][1] for i in idx])
+        tgt_out = pad_batch([self.pairs[i][1] + [EOS_ID] for i in idx])
+        return src, tgt_in, tgt_out
+
+
+def alignment_loss(cross: list[Tensor], alignments: list[Alignment | None]) -> Tensor | None:
+    """Mean of -log(weight on the aligned source pieces) over every cross-attention layer and head.
+
+    cross: [L] (B, H, T, S) weights; alignments: one per batch row (None: not supervised).
+    """
+    terms = []
+    for b, a in enumerate(alignments):
+        if a is None:
+            continue
+        for w in cross:
+            terms.append(w[b, :, a.row, a.columns].sum(-1).clamp_min(1e-9).log())  # (H,)
+    return -torch.cat(terms).mean() if terms else None
+
+
+# ---------------------------------------------------------------- optimizer state, keyed by parameter name
+def optimizer_state(model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Tensor]:
+    """Adam's moments and step per parameter *name*, plus the RNG state: what a resumed run needs."""
+    out = {"torch_rng_state": torch.get_rng_state()}
+    for name, p in model.named_parameters():
+        st = optimizer.state.get(p)
+        if st:
+            out[f"{name}.exp_avg"] = st["exp_avg"]
+            out[f"{name}.exp_avg_sq"] = st["exp_avg_sq"]
+            out[f"{name}.step"] = torch.as_tensor(st["step"], dtype=torch.float32).reshape(1)
+    return out
+
+
+def load_optimizer_state(
+    model: torch.nn.Module, optimizer: torch.optim.Optimizer, tensors: dict[str, Tensor], device: torch.device
+) -> None:
+    """Restore what optimizer_state saved. Every saved name must be a parameter of the same shape:
+    a saved state that does not fit the model raises TrainingError instead of training on misaligned moments."""
+    params = dict(model.named_parameters())
+    saved = {k.rsplit(".", 1)[0] for k in tensors if k.endswith((".exp_avg", ".exp_avg_sq", ".step"))}
+    unknown = sorted(saved - set(params))
+    if unknown:
+        raise TrainingError(f"the saved optimizer state names parameters this model lacks: {unknown[:3]}")
+    for name in sorted(saved):
+        p = params[name]
+        if tensors[f"{name}.exp_avg"].shape != p.shape:
+            raise TrainingError(
+                f"the saved optimizer state for {name} has shape {tuple(tensors[name + '.exp_avg'].shape)}"
+            )
+        optimizer.state[p] = {
+            "step": tensors[f"{name}.step"].reshape(()).clone(),
+            "exp_avg": tensors[f"{name}.exp_avg"].to(device),
+            "exp_avg_sq": tensors[f"{name}.exp_avg_sq"].to(device),
+        }
+    if "torch_rng_state" in tensors:
+        torch.set_rng_state(tensors["torch_rng_state"])
+
+
+# ---------------------------------------------------------------- the loop
 class Trainer:
     """Trains a Transformer into ``out`` and reports through callbacks.
 
@@ -259,6 +357,7 @@ class Trainer:
         self.world_size = int(os.environ.get("WORLD_SIZE", "1")) if self.distributed else 1
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         self.device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
+        self.options = CallOptions(look_ahead_mask=config.look_ahead_mask)
 
     @property
     def is_main(self) -> bool:
@@ -267,43 +366,33 @@ class Trainer:
     # ------------------------------------------------------------ setup
     def _prepare(self) -> None:
         cfg = self.config
-        final_exists = (self.out / "config.json").exists()
         resume = self.out / RESUME_DIR
-        if final_exists and not self.overwrite:
+        if (self.out / "config.json").exists() and not self.overwrite:
             raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
-        pairs = load_training_pairs(cfg)
+        examples = load_training_examples(cfg)
+        saved_optimizer = None
+        self._resume_state: dict[str, Any] = {}
         if resume.exists() and not self.overwrite:
             ckpt = load_checkpoint(resume)
             self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
-            state = ckpt.extra_json.get(TRAINER_STATE, {})
-            self.step = int(state.get("step", 0))
-            self._resume_state = state
-            self._optimizer_state = (
-                read_safetensors(resume / OPTIMIZER_FILE) if (resume / OPTIMIZER_FILE).exists() else None
-            )
-            self._saved_wall = float(state.get("wall_time_s", 0.0))
+            self._resume_state = ckpt.extra_json.get(TRAINER_STATE, {})
+            self.step = int(self._resume_state.get("step", 0))
+            if (resume / OPTIMIZER_FILE).exists():
+                saved_optimizer = read_safetensors(resume / OPTIMIZER_FILE)
         else:
             torch.manual_seed(cfg.seed)
+            pairs = ((ex.src, ex.tgt) if isinstance(ex, Example) else ex for ex in examples)
             self.tokenizer = Tokenizer.train((s for pair in pairs for s in pair), vocab_size=cfg.vocab_size)
             model_cfg = TransformerConfig.preset(
                 cfg.model_preset, vocab_size=self.tokenizer.vocab_size, **cfg.model_overrides
             )
             self.model = Transformer(model_cfg)
-            self._optimizer_state = None
-            self._resume_state = {}
-            self._saved_wall = 0.0
         self.model.to(self.device).train()
-        self.pairs = []
-        for src, tgt in pairs:
-            x, y = self.tokenizer.encode(src), self.tokenizer.encode(tgt)
-            if 0 < len(x) < cfg.max_len and 0 < len(y) < cfg.max_len:
-                self.pairs.append((x, y))
-        if not self.pairs:
-            raise TrainingError("no usable training pairs (all empty or longer than max_len)")
-        d_model = self.model.config.d_model
+        self.data = TrainingData(examples, self.tokenizer, cfg, self.rank, self.world_size)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=cfg.betas, eps=cfg.eps)
-        if self._optimizer_state is not None:
-            self._load_optimizer(self._optimizer_state)
+        if saved_optimizer is not None:
+            load_optimizer_state(self.model, self.optimizer, saved_optimizer, self.device)
+        d_model = self.model.config.d_model
         self.schedule = lambda step: noam_lr(step, d_model, cfg.warmup_steps, cfg.lr_factor)
         self.train_model: torch.nn.Module = self.model
         if self.distributed:
@@ -312,27 +401,6 @@ class Trainer:
             self.train_model = DistributedDataParallel(
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
             )
-
-    def _optimizer_tensors(self) -> dict[str, Tensor]:
-        out = {"torch_rng_state": torch.get_rng_state()}
-        for i, p in enumerate(self.model.parameters()):
-            st = self.optimizer.state.get(p)
-            if st:
-                out[f"{i}.exp_avg"] = st["exp_avg"]
-                out[f"{i}.exp_avg_sq"] = st["exp_avg_sq"]
-                out[f"{i}.step"] = torch.as_tensor(st["step"], dtype=torch.float32).reshape(1)
-        return out
-
-    def _load_optimizer(self, tensors: dict[str, Tensor]) -> None:
-        if "torch_rng_state" in tensors:
-            torch.set_rng_state(tensors["torch_rng_state"])
-        for i, p in enumerate(self.model.parameters()):
-            if f"{i}.exp_avg" in tensors:
-                self.optimizer.state[p] = {
-                    "step": tensors[f"{i}.step"].reshape(()).clone(),
-                    "exp_avg": tensors[f"{i}.exp_avg"].to(self.device),
-                    "exp_avg_sq": tensors[f"{i}.exp_avg_sq"].to(self.device),
-                }
 
     def card(self, wall_time: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         return {
@@ -343,117 +411,119 @@ class Trainer:
             "world_size": self.world_size,
             "torch": torch.__version__,
             "threads": torch.get_num_threads(),
-            "n_train_pairs": len(self.pairs),
+            "n_train_pairs": len(self.data),
             "parameters": self.model.num_parameters(),
             **(extra or {}),
         }
 
-    def _loop_state(self, wall: float) -> dict[str, Any]:
-        """Where the data loop stands, so a resumed run continues with the very next batch."""
-        return {"step": self.step, "wall_time_s": wall, "epoch": self._epoch, "batches_left": len(self._batches)}
-
-    def _save(self, path: Path, kind: str, wall: float, with_optimizer: bool) -> None:
+    def _save(self, path: Path, kind: str, wall: float) -> None:
+        """Write a snapshot (kind "snapshot") or the resume checkpoint with optimizer and loop state ("resume")."""
         if not self.is_main:
             return
+        resume = kind == "resume"
         save_checkpoint(
             path,
             self.model,
             self.tokenizer,
             self.card(wall),
             overwrite=True,
-            extra_tensors={OPTIMIZER_FILE: self._optimizer_tensors()} if with_optimizer else None,
-            extra_json={TRAINER_STATE: self._loop_state(wall)} if with_optimizer else None,
+            extra_tensors={OPTIMIZER_FILE: optimizer_state(self.model, self.optimizer)} if resume else None,
+            extra_json={TRAINER_STATE: self._loop_state(wall)} if resume else None,
         )
         for cb in self.callbacks:
             cb.on_checkpoint(self.step, path, kind)
+
+    def _loop_state(self, wall: float) -> dict[str, Any]:
+        """Where the data loop stands, so a resumed run continues with the very next batch."""
+        return {"step": self.step, "wall_time_s": wall, "epoch": self._epoch, "batches_left": len(self._batches)}
 
     # ------------------------------------------------------------ loop
     def train(self) -> dict[str, Any]:
         """Run to config.steps (resuming if out/last exists); returns a summary."""
         self.out.mkdir(parents=True, exist_ok=True)
-        with _RunLock(self.out) if self.is_main else contextlib.nullcontext():
+        with RunLock(self.out) if self.is_main else contextlib.nullcontext(), torch.random.fork_rng(devices=[]):
             return self._train()
+
+    def _next_batch(self) -> list[int]:
+        if not self._batches:
+            self._batches = self.data.epoch(self._epoch)
+            self._epoch += 1
+        return self._batches.pop()
+
+    def train_step(self, idx: list[int]) -> tuple[float, float, float, int]:
+        """One optimisation step on the pairs idx: (loss, grad norm, accuracy, target tokens)."""
+        cfg = self.config
+        src, tgt_in, tgt_out = (t.to(self.device) for t in self.data.collate(idx))
+        supervise = cfg.align_pronoun > 0
+        out = self.train_model(src, tgt_in, options=self.options, return_attention=supervise)
+        logits = out.logits  # (B, T, vocab)
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.size(-1)),
+            tgt_out.reshape(-1),
+            ignore_index=PAD_ID,
+            label_smoothing=cfg.label_smoothing,
+        )
+        if supervise:
+            extra = alignment_loss(out.attention.cross, [self.data.alignments[i] for i in idx])
+            if extra is not None:
+                loss = loss + cfg.align_pronoun * extra
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm))
+        self.optimizer.step()
+        real = tgt_out != PAD_ID
+        accuracy = float(((logits.argmax(-1) == tgt_out) & real).sum()) / max(int(real.sum()), 1)
+        return loss.item(), grad_norm, accuracy, int(real.sum())
 
     def _train(self) -> dict[str, Any]:
         cfg = self.config
         self._prepare()
         for cb in self.callbacks:
             cb.on_start(self)
-        start = time.perf_counter() - self._saved_wall
-        snap_dir = self.out / SNAPSHOT_DIR
+        start = time.perf_counter() - float(self._resume_state.get("wall_time_s", 0.0))
         if self.step == 0 and 0 in cfg.snapshot_steps:
-            self._save(snap_dir / "step-000000", "snapshot", 0.0, False)
+            self._save(snapshot_dir(self.out, 0), "snapshot", 0.0)
         self._epoch, self._batches = 0, []
         if self._resume_state.get("epoch"):  # rebuild the interrupted epoch, minus the batches already used
-            self._epoch = int(self._resume_state["epoch"]) - 1
-            self._batches = self._epoch_batches()[: int(self._resume_state["batches_left"])]
+            self._epoch = int(self._resume_state["epoch"])
+            self._batches = self.data.epoch(self._epoch - 1)[: int(self._resume_state["batches_left"])]
         tokens_seen, rate_t0 = 0, time.perf_counter()
         while self.step < cfg.steps and not self.stop_event.is_set():
-            if not self._batches:
-                self._batches = self._epoch_batches()
-            idx = self._batches.pop()
-            src, tgt_in, tgt_out = (t.to(self.device) for t in collate(self.pairs, idx))
+            idx = self._next_batch()
             self.step += 1
             lr = self.schedule(self.step)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            logits = self.train_model(src, tgt_in).logits  # (B, T, vocab)
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.size(-1)),
-                tgt_out.reshape(-1),
-                ignore_index=PAD_ID,
-                label_smoothing=cfg.label_smoothing,
-            )
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm))
-            self.optimizer.step()
-            n_tokens = int((tgt_out != PAD_ID).sum())
+            loss, grad_norm, accuracy, n_tokens = self.train_step(idx)
             tokens_seen += n_tokens
             now = time.perf_counter()
+            if not math.isfinite(loss):
+                raise TrainingError(f"loss became {loss} at step {self.step}; lower --lr-factor")
             event = TrainEvent(
-                step=self.step,
-                total_steps=cfg.steps,
-                loss=loss.item(),
-                lr=lr,
-                tokens_per_s=tokens_seen / max(now - rate_t0, 1e-9),
-                elapsed_s=now - start,
-                grad_norm=grad_norm,
+                self.step, cfg.steps, loss, lr, tokens_seen / max(now - rate_t0, 1e-9), now - start, grad_norm, accuracy
             )
-            if not math.isfinite(event.loss):
-                raise TrainingError(f"loss became {event.loss} at step {self.step}; lower --lr-factor")
             for cb in self.callbacks:
                 cb.on_step(event)
             if self.step in cfg.snapshot_steps:
-                self._save(snap_dir / f"step-{self.step:06d}", "snapshot", now - start, False)
+                self._save(snapshot_dir(self.out, self.step), "snapshot", now - start)
             if self.step % cfg.checkpoint_every == 0 and self.step < cfg.steps:
-                self._save(self.out / RESUME_DIR, "resume", now - start, True)
+                self._save(self.out / RESUME_DIR, "resume", now - start)
         wall = time.perf_counter() - start
         result = {"step": self.step, "wall_time_s": wall, "stopped": self.stop_event.is_set()}
         if self.distributed:
             result["replicas_equal"] = self._replicas_equal()
         if self.step >= cfg.steps and self.is_main:
             self.model.eval()
+            ddp = {"replicas_equal": result["replicas_equal"]} if "replicas_equal" in result else {}
             save_checkpoint(
-                self.out,
-                self.model,
-                self.tokenizer,
-                self.card(wall, _ddp(result)),
-                overwrite=True,
-                keep_other_files=True,
+                self.out, self.model, self.tokenizer, self.card(wall, ddp), overwrite=True, keep_other_files=True
             )
             shutil.rmtree(self.out / RESUME_DIR, ignore_errors=True)
         elif self.is_main:
-            self._save(self.out / RESUME_DIR, "resume", wall, True)
+            self._save(self.out / RESUME_DIR, "resume", wall)
         for cb in self.callbacks:
             cb.on_end(self, result)
         return result
-
-    def _epoch_batches(self) -> list[list[int]]:
-        """This rank's batches of the next epoch (deterministic in seed and epoch)."""
-        rng = random.Random(self.config.seed * 1000003 + self._epoch)
-        self._epoch += 1
-        return make_batches(self.pairs, self.config.batch_tokens, rng)[self.rank :: self.world_size]
 
     def _replicas_equal(self) -> bool:
         """All-gather every rank's parameters and compare them exactly."""
@@ -463,5 +533,19 @@ class Trainer:
         return all(torch.equal(gathered[0], g) for g in gathered[1:])
 
 
-def _ddp(result: dict[str, Any]) -> dict[str, Any]:
-    return {"replicas_equal": result["replicas_equal"]} if "replicas_equal" in result else {}
+__all__ = [
+    "METRICS_FILE",
+    "PRESETS",
+    "JsonlLogger",
+    "RunLock",
+    "TqdmCallback",
+    "TrainCallback",
+    "TrainConfig",
+    "TrainEvent",
+    "Trainer",
+    "TrainingData",
+    "TrainingError",
+    "load_optimizer_state",
+    "noam_lr",
+    "optimizer_state",
+]

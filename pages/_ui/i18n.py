@@ -1,0 +1,54 @@
+"""Every text of the app comes from one flat catalogue per language (locales/<lang>.toml).
+
+Keys are dotted names ("explorer.title"); values are ``str.format`` templates. The
+catalogues must hold the same keys with the same placeholders (a test checks).
+"""
+
+from __future__ import annotations
+
+import string
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+LOCALES = Path(__file__).resolve().parent / "locales"
+LANGUAGES = {"en": "English", "zh": "简体中文"}
+DEFAULT_LANGUAGE = "en"
+
+
+def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = str(value)
+    return flat
+
+
+@cache
+def catalogue(lang: str) -> dict[str, str]:
+    """key -> template of one language."""
+    with open(LOCALES / f"{lang}.toml", "rb") as fh:
+        return _flatten(tomllib.load(fh))
+
+
+def placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+class Translator:
+    """tr("key", name=value) in one language; an unknown key is an error, never English by accident."""
+
+    def __init__(self, lang: str) -> None:
+        self.lang = lang if lang in LANGUAGES else DEFAULT_LANGUAGE
+        self.messages = catalogue(self.lang)
+
+    def __call__(self, key: str, **values: Any) -> str:
+        template = self.messages[key]
+        return template.format(**values)
+
+    def has(self, key: str) -> bool:
+        return key in self.messages

@@ -1,0 +1,89 @@
+"""A thread-safe LRU cache bounded by entry count, by bytes and by age, computing each key once.
+
+The app keeps one per server (st.cache_resource): every session shares its entries,
+and when 30 sessions ask for the same sentence at once, one computes it and the
+others wait for that result instead of computing it again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Generic, TypeVar
+
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[V]):
+    """get(key, compute) -> value; evicts least recently used entries beyond max_entries or max_bytes,
+    and entries older than ttl_s seconds."""
+
+    def __init__(
+        self, max_entries: int, max_bytes: int, size_of: Callable[[V], int], ttl_s: float | None = None
+    ) -> None:
+        self.max_entries, self.max_bytes, self.ttl_s = max_entries, max_bytes, ttl_s
+        self.size_of = size_of
+        self._entries: OrderedDict[Hashable, tuple[V, int, float]] = OrderedDict()
+        self._pending: dict[Hashable, Future] = {}
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def _evict(self) -> None:
+        now = time.monotonic()
+        while self._entries and (
+            len(self._entries) > self.max_entries
+            or self._bytes > self.max_bytes
+            or (self.ttl_s is not None and now - next(iter(self._entries.values()))[2] > self.ttl_s)
+        ):
+            _, (_, size, _) = self._entries.popitem(last=False)
+            self._bytes -= size
+
+    def get(self, key: Hashable, compute: Callable[[], V]) -> V:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and (self.ttl_s is None or time.monotonic() - entry[2] <= self.ttl_s):
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return entry[0]
+            future = self._pending.get(key)
+            owner = future is None
+            if owner:
+                future = self._pending[key] = Future()
+                self.misses += 1
+        if not owner:
+            return future.result()
+        try:
+            value = compute()
+        except BaseException as exc:
+            with self._lock:
+                self._pending.pop(key, None)
+            future.set_exception(exc)
+            raise
+        size = self.size_of(value)
+        with self._lock:
+            self._pending.pop(key, None)
+            if size <= self.max_bytes:
+                old = self._entries.pop(key, None)
+                if old is not None:
+                    self._bytes -= old[1]
+                self._entries[key] = (value, size, time.monotonic())
+                self._bytes += size
+                self._evict()
+        future.set_result(value)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0

@@ -1,0 +1,43 @@
+"""The top of every page that works on the sidebar's sentence: the translation and honest warnings."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer.analysis import Analysis
+from transformer.checkpoint import Checkpoint
+
+from . import cache
+from .i18n import Translator
+from .session import MAX_TEXT, Subject
+from .views import Context
+
+
+def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: bool = True) -> Analysis:
+    """The analysis of the sidebar's sentence, after the notes it needs; an empty sentence stops the page."""
+    if not subj.text.strip():
+        st.info(tr("sentence.empty"))
+        st.stop()
+    a = cache.analysis(subj.path, subj.text, subj.beam)
+    if not show:
+        return a
+    with st.container(key="sentence_notes"):
+        if len(subj.text) >= MAX_TEXT:
+            st.warning(tr("sentence.cut_chars", limit=MAX_TEXT))
+        if a.truncated:
+            st.warning(tr("sentence.truncated", pieces=a.n_pieces, limit=ckpt.config.max_len - 1))
+        if a.unknown_chars:
+            st.warning(tr("sentence.unknown_chars"))
+            st.text(", ".join(a.unknown_chars))
+    with st.container(key="translation"):
+        st.caption(tr("sentence.translation"))
+        st.text(a.translation or tr("sentence.nothing"))
+    with st.expander(tr("sentence.pieces")):
+        st.text(tr("sentence.source") + "  " + " ".join(a.source_pieces))
+        st.text(tr("sentence.decoder_input") + "  " + " ".join(a.target_pieces))
+        st.text(tr("sentence.produced") + "  " + " ".join(a.output_pieces))
+    return a
+
+
+def view_context(subj: Subject, ckpt: Checkpoint, a: Analysis) -> Context:
+    return Context(a, ckpt, lambda text: cache.analysis(subj.path, text[:MAX_TEXT], subj.beam))

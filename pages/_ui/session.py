@@ -1,0 +1,182 @@
+"""Session state, the sidebar, and the share link (st.query_params).
+
+Every session shares the models and analyses (see cache.py); what belongs to one
+session lives in st.session_state under the keys below. Callbacks are module
+functions: a page's script namespace is never captured by a widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from transformer.attention import AttentionKind
+from transformer.checkpoint import Checkpoint, CheckpointError
+from transformer.corpus import SEED_SENTENCES
+from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_checkpoints
+
+from . import cache
+from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+
+EXAMPLES = [
+    SEED_SENTENCES[0][0],
+    SEED_SENTENCES[1][0],
+    "The cow didn't cross the road because it was too scared.",
+    "The cow didn't cross the road because it was too narrow.",
+    "The dogs didn't cross the bridge because they were too tired.",
+    "The trophy didn't fit in the suitcase because it was too big.",
+    "The trophy didn't fit in the suitcase because it was too small.",
+    "The horse stopped at the river since it was too flooded.",
+    "The goat avoided the bridges because they were too dangerous.",
+]
+MAX_TEXT = 20_000  # characters kept from a paste; the model reads far fewer pieces (see the page's note)
+MAX_SHARED_TEXT = 600  # a longer sentence is left out of the share link
+BEAMS = range(1, 9)
+# The main head picker of every page uses these keys, so a head chosen on one page is kept on the next.
+PICK = "pick"
+PERSISTENT = ("lang", "checkpoint", "text", "beam", f"{PICK}_kind", f"{PICK}_layer", f"{PICK}_head")
+
+
+def translator() -> Translator:
+    return Translator(st.session_state.get("lang", DEFAULT_LANGUAGE))
+
+
+@st.cache_data(ttl=2, max_entries=16, show_spinner=False)
+def _scan(root: str) -> dict[str, str]:
+    root_path = Path(root)
+    found = list_checkpoints(root_path)
+    found.sort(key=lambda p: (p.name != DEFAULT_NAME, len(p.relative_to(root_path).parts), str(p)))
+    return {str(p.relative_to(root_path)): str(p) for p in found}
+
+
+def checkpoint_choices() -> dict[str, str]:
+    """label -> path of every checkpoint under the root, the shipped default first (scanned at most every 2 s)."""
+    return _scan(str(checkpoints_root()))
+
+
+def _use_example() -> None:
+    st.session_state["text"] = st.session_state["example"]
+
+
+def _apply_share_link(choices: dict[str, str]) -> list[str]:
+    """Set the session from the URL's parameters (first run of a session); returns the ones refused."""
+    ss, qp, refused = st.session_state, st.query_params, []
+
+    def take(name: str, valid) -> None:
+        if name in qp:
+            value = qp[name]
+            parsed = valid(value)
+            if parsed is None:
+                refused.append(name)
+            else:
+                ss[target.get(name, name)] = parsed
+
+    target = {"ckpt": "checkpoint", "kind": f"{PICK}_kind", "layer": f"{PICK}_layer", "head": f"{PICK}_head"}
+    take("lang", lambda v: v if v in LANGUAGES else None)
+    take("ckpt", lambda v: v if v in choices else None)
+    take("text", lambda v: v[:MAX_TEXT])
+    take("beam", lambda v: int(v) if v.isdigit() and int(v) in BEAMS else None)
+    take("kind", lambda v: AttentionKind(v) if v in {k.value for k in AttentionKind} else None)
+    take("layer", lambda v: int(v) if v.isdigit() and int(v) < 64 else None)
+    take("head", lambda v: int(v) if v.isdigit() and int(v) < 64 else None)
+    if "text" in qp:
+        ss["example"] = ss["text"] if ss["text"] in EXAMPLES else EXAMPLES[0]
+    return refused
+
+
+def setup() -> Translator:
+    """Defaults before any widget exists; the share link on a session's first run; keys kept across pages."""
+    ss = st.session_state
+    for key in PERSISTENT:  # a widget's value is dropped when a page without it runs; keep these
+        if key in ss:
+            ss[key] = ss[key]
+    choices = checkpoint_choices()
+    if "_started" not in ss:
+        ss["_started"] = True
+        ss["_refused_params"] = _apply_share_link(choices)
+    ss.setdefault("lang", DEFAULT_LANGUAGE)
+    ss.setdefault("text", EXAMPLES[0])
+    ss.setdefault("example", EXAMPLES[0])
+    ss.setdefault("beam", 1)
+    if choices and ss.get("checkpoint") not in choices:  # first visit, or the folder has gone
+        if ss.get("checkpoint") is not None:
+            ss["_missing_checkpoint"] = ss["checkpoint"]
+        ss["checkpoint"] = next(iter(choices))
+    return translator()
+
+
+def sidebar(tr: Translator) -> None:
+    ss = st.session_state
+    with st.sidebar:
+        st.selectbox(tr("sidebar.language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
+        st.header(tr("sidebar.header"))
+        choices = checkpoint_choices()
+        if not choices:
+            st.error(tr("sidebar.no_checkpoint", root=str(checkpoints_root())))
+            st.stop()
+        st.selectbox(tr("sidebar.checkpoint"), list(choices), key="checkpoint", help=tr("sidebar.checkpoint_help"))
+        st.selectbox(tr("sidebar.examples"), EXAMPLES, key="example", on_change=_use_example)
+        st.text_area(tr("sidebar.sentence"), key="text", height=110)
+        st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=tr("sidebar.beam_help"))
+        if ss.get("_refused_params"):
+            st.warning(tr("sidebar.bad_params", names=", ".join(ss["_refused_params"])))
+        if ss.get("_missing_checkpoint"):
+            st.warning(tr("sidebar.missing_checkpoint"))
+            st.text(str(ss.pop("_missing_checkpoint")))
+
+
+def share_link() -> None:
+    """Write the session's view into the URL, so the address bar is a link that opens the same view."""
+    ss, qp = st.session_state, st.query_params
+    kind = ss.get(f"{PICK}_kind")
+    wanted = {
+        "lang": ss.get("lang"),
+        "ckpt": ss.get("checkpoint"),
+        "beam": ss.get("beam"),
+        "text": ss.get("text") if len(str(ss.get("text", ""))) <= MAX_SHARED_TEXT else None,
+        "kind": kind.value if isinstance(kind, AttentionKind) else None,
+        "layer": ss.get(f"{PICK}_layer"),
+        "head": ss.get(f"{PICK}_head"),
+    }
+    for name, value in wanted.items():
+        if value is None:
+            if name in qp:
+                del qp[name]
+        elif qp.get(name) != str(value):
+            qp[name] = str(value)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a page works on: a checkpoint and a sentence, as chosen in the sidebar."""
+
+    label: str
+    path: str
+    text: str
+    beam: int
+
+
+def subject() -> Subject:
+    choices = checkpoint_choices()
+    ss = st.session_state
+    label = ss.get("checkpoint")
+    if label not in choices:
+        label = next(iter(choices))
+    return Subject(label, choices[label], str(ss.get("text", ""))[:MAX_TEXT], int(ss.get("beam", 1)))
+
+
+def load(subj: Subject, tr: Translator) -> Checkpoint:
+    """The subject's checkpoint; a checkpoint that fails validation stops the page with the loader's message."""
+    root = checkpoints_root()
+    if not inside(root, Path(subj.path)):
+        st.error(tr("common.outside_root"))
+        st.stop()
+    try:
+        with st.spinner(tr("common.loading")):
+            return cache.checkpoint(subj.path)
+    except CheckpointError as exc:
+        st.error(tr("common.bad_checkpoint"))
+        st.text(str(exc))
+        st.stop()

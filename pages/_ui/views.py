@@ -1,0 +1,251 @@
+"""Typed views: each is a small frozen dataclass that yields its matrix (with labels) and its figure.
+
+The page, the CSV buttons and the benchmarks all go through these classes, so they
+show and export the same numbers. A new view is a new class, not a branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import plotly.graph_objects as go
+
+from transformer.analysis import Analysis
+from transformer.attention import AttentionKind
+from transformer.checkpoint import Checkpoint
+from transformer.inspection.maps import diff_labels, difference, merge_words, token_focus, word_labels
+from transformer.tokenizer import word_groups
+
+from . import figures
+from .export import to_csv
+from .probe import probe_marks
+
+Tr = Callable[..., str]
+
+
+class ViewContext(Protocol):
+    """What a view reads: the sentence's analysis, its checkpoint, and other sentences' analyses."""
+
+    analysis: Analysis
+    checkpoint: Checkpoint
+
+    def other(self, text: str) -> Analysis: ...
+
+
+@dataclass(frozen=True)
+class Context:
+    analysis: Analysis
+    checkpoint: Checkpoint
+    other_fn: Callable[[str], Analysis]
+
+    def other(self, text: str) -> Analysis:
+        return self.other_fn(text)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """A labelled matrix: rows are queries, columns are keys."""
+
+    values: np.ndarray
+    rows: list[str]
+    cols: list[str]
+    diverging: bool = False
+
+
+def kind_name(kind: AttentionKind, tr: Tr) -> str:
+    return tr(f"kind.{AttentionKind(kind).value}")
+
+
+class View:
+    """Base class: a heatmap of matrix() with title(); subclasses override what differs."""
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        raise NotImplementedError
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        return ""
+
+    def file_name(self) -> str:
+        return type(self).__name__.removesuffix("View").lower()
+
+    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.attention_heatmap(m.values, m.rows, m.cols, tr, self.title(ctx, tr), diverging=m.diverging)
+
+    def csv(self, ctx: ViewContext) -> str:
+        m = self.matrix(ctx)
+        return to_csv(m.values, m.rows, m.cols)
+
+
+@dataclass(frozen=True)
+class HeadView(View):
+    """One head of one layer: (T_q, T_k)."""
+
+    kind: AttentionKind
+    layer: int
+    head: int
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        rows, cols = ctx.analysis.labels(self.kind)
+        return Matrix(ctx.analysis.maps(self.kind)[self.layer, self.head], rows, cols)
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        return tr("view.head", kind=kind_name(self.kind, tr), layer=self.layer, head=self.head)
+
+    def file_name(self) -> str:
+        return f"{AttentionKind(self.kind).value}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class OverviewView(View):
+    """Every layer and head of one kind, tiled; the highlighted head is framed."""
+
+    kind: AttentionKind
+    highlight: tuple[int, int] | None = None
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        maps = ctx.analysis.maps(self.kind)  # (L, H, T_q, T_k)
+        L, H, Tq, Tk = maps.shape
+        rows, cols = ctx.analysis.labels(self.kind)
+        labels = [f"L{layer} H{head} · {rows[q]}" for layer in range(L) for head in range(H) for q in range(Tq)]
+        return Matrix(maps.reshape(L * H * Tq, Tk), labels, cols)
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        L, H = ctx.analysis.maps(self.kind).shape[:2]
+        return tr("view.overview", kind=kind_name(self.kind, tr), layers=L, heads=H)
+
+    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
+        return figures.heads_overview(ctx.analysis.maps(self.kind), tr, self.title(ctx, tr), highlight=self.highlight)
+
+    def file_name(self) -> str:
+        return f"{AttentionKind(self.kind).value}_all_heads"
+
+
+@dataclass(frozen=True)
+class FocusView(View):
+    """One query row in every layer and head: (L·H, T_k); ★ marks the probe's best heads."""
+
+    kind: AttentionKind
+    query: int
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        maps = ctx.analysis.maps(self.kind)
+        H = maps.shape[1]
+        marks = probe_marks(ctx.checkpoint, self.kind)
+        rows = []
+        for i in range(maps.shape[0] * H):
+            layer, head = divmod(i, H)
+            star = f" ★{marks[(layer, head)]:.2f}" if (layer, head) in marks else ""
+            rows.append(f"L{layer} H{head}{star}")
+        return Matrix(token_focus(maps, self.query), rows, ctx.analysis.labels(self.kind)[1])
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        token = ctx.analysis.labels(self.kind)[0][self.query]
+        return tr(f"view.focus.{AttentionKind(self.kind).value}", token=token)
+
+    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.attention_heatmap(
+            m.values, m.rows, m.cols, tr, self.title(ctx, tr), row_title=tr("fig.layer_head")
+        )
+
+    def file_name(self) -> str:
+        return f"{AttentionKind(self.kind).value}_focus_{self.query}"
+
+
+@dataclass(frozen=True)
+class WordsView(View):
+    """One head with pieces merged into words (columns summed, rows averaged)."""
+
+    kind: AttentionKind
+    layer: int
+    head: int
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        rows, cols = ctx.analysis.labels(self.kind)
+        rg, cg = word_groups(rows), word_groups(cols)
+        merged = merge_words(ctx.analysis.maps(self.kind)[self.layer, self.head], rg, cg)
+        return Matrix(merged, word_labels(rows, rg), word_labels(cols, cg))
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        return tr("view.words", kind=kind_name(self.kind, tr), layer=self.layer, head=self.head)
+
+    def file_name(self) -> str:
+        return f"{AttentionKind(self.kind).value}_words_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class DiffView(View):
+    """This sentence's head minus the same head on another sentence, on the positions they share."""
+
+    other_text: str
+    kind: AttentionKind
+    layer: int
+    head: int
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        a, b = ctx.analysis, ctx.other(self.other_text)
+        d = difference(a.maps(self.kind), b.maps(self.kind))
+        (ra, ka), (rb, kb) = a.labels(self.kind), b.labels(self.kind)
+        return Matrix(d.delta[self.layer, self.head], diff_labels(ra, rb, d.rows), diff_labels(ka, kb, d.cols), True)
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        return tr("view.diff")
+
+    def file_name(self) -> str:
+        return f"diff_{AttentionKind(self.kind).value}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class ReplayView(View):
+    """Decoding step `step` (1-based): every head's cross-attention row of one layer, (H, S)."""
+
+    layer: int
+    step: int
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        rows = ctx.analysis.cross[self.layer, :, self.step - 1]
+        return Matrix(rows, [f"H{h}" for h in range(rows.shape[0])], ctx.analysis.source_pieces)
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        token = ctx.analysis.output_pieces[self.step - 1]
+        return tr("view.replay", step=self.step, layer=self.layer, token=token)
+
+    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.attention_heatmap(
+            m.values,
+            m.rows,
+            m.cols,
+            tr,
+            self.title(ctx, tr),
+            row_title=tr("fig.head"),
+            col_title=tr("fig.source"),
+            height=120 + 40 * len(m.rows),
+        )
+
+    def file_name(self) -> str:
+        return f"replay_L{self.layer}_step{self.step}"
+
+
+@dataclass(frozen=True)
+class CandidatesView(View):
+    """The five most probable next pieces at decoding step `step` (1-based)."""
+
+    step: int
+
+    def matrix(self, ctx: ViewContext) -> Matrix:
+        a = ctx.analysis
+        return Matrix(a.top_probs[self.step - 1][:, None], a.top_tokens[self.step - 1], [""])
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        return tr("view.candidates")
+
+    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.bar_chart(
+            m.rows, m.values[:, 0].tolist(), tr, self.title(ctx, tr), value_title=tr("fig.probability")
+        )

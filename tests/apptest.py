@@ -1,0 +1,77 @@
+"""Helpers for AppTest runs of the app: find elements by key, read figures, switch tabs by catalogue key."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+from conftest import ROOT
+from streamlit.testing.v1 import AppTest
+
+from pages._ui.i18n import Translator
+
+APP = str(ROOT / "app.py")
+EN = Translator("en")
+
+
+def app(page: str | None = None, **state) -> AppTest:
+    """A fresh AppTest of the entry page, with session state set before the first run (page: a url path)."""
+    at = AppTest.from_file(APP, default_timeout=180)
+    for key, value in state.items():
+        at.session_state[key] = value
+    if page is not None:
+        at.switch_page(page) if hasattr(at, "switch_page") else None
+    return at
+
+
+def run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def tab(at: AppTest, key: str, tab_key: str) -> AppTest:
+    """Open a tab (tabs store their label): the tabs widget `key`, the label from the catalogue."""
+    at.session_state[key] = EN(tab_key)
+    return run(at)
+
+
+def z_of(trace: dict) -> np.ndarray:
+    z = trace["z"]
+    if isinstance(z, dict):  # plotly's typed-array encoding
+        arr = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
+        return arr.reshape([int(s) for s in str(z["shape"]).split(",")]) if "shape" in z else arr
+    return np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
+
+
+def figures(at: AppTest) -> dict[str, dict]:
+    """key -> plotly spec of every chart on the page."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        key = el.proto.id.rsplit("-", 1)[-1]
+        out[key] = json.loads(el.proto.spec)
+    return out
+
+
+def texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+def node_text(node) -> str:
+    """Every text value inside a keyed container."""
+    parts = []
+    for el in node:
+        value = getattr(el, "value", None)
+        if isinstance(value, str):
+            parts.append(value)
+    return "\n".join(parts)
+
+
+def check_value(at: AppTest, name: str) -> float:
+    """The number a page printed in its check `name` (widgets.check)."""
+    text = node_text(at.get_by_key(f"check_{name}"))
+    m = re.search(r"`([-+0-9.eE]+|inf|nan)`", text)
+    assert m, text
+    return float(m.group(1))

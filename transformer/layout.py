@@ -1,0 +1,103 @@
+"""Where checkpoints live and what a checkpoint directory holds: the one place that knows.
+
+<root>/                      $TRANSFORMER_CHECKPOINTS, else checkpoints/ of the repository
+  coref-en-fr/               a checkpoint directory
+    model.safetensors        weights (tied matrices stored once)
+    config.json              TransformerConfig
+    tokenizer.model          sentencepiece model (a protobuf, not a pickle)
+    card.json                how it was trained and what it scores
+    metrics.jsonl            the training log, one JSON object per logged step
+    snapshots/step-000100/   checkpoints kept during training (to watch heads form)
+    last/                    the rolling checkpoint a killed run resumes from
+                             (+ optimizer.safetensors, trainer_state.json)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE = "model.safetensors", "config.json", "tokenizer.model", "card.json"
+REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE)
+METRICS_FILE = "metrics.jsonl"
+OPTIMIZER_FILE = "optimizer.safetensors"
+TRAINER_STATE = "trainer_state.json"
+RESUME_DIR = "last"
+SNAPSHOT_DIR = "snapshots"
+ENV_ROOT = "TRANSFORMER_CHECKPOINTS"
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHIPPED_ROOT = REPO_ROOT / "checkpoints"
+DEFAULT_NAME = "coref-en-fr"
+DEFAULT_CHECKPOINT = SHIPPED_ROOT / DEFAULT_NAME
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def checkpoints_root() -> Path:
+    """The folder the app lists and the training page writes into: $TRANSFORMER_CHECKPOINTS or checkpoints/."""
+    return Path(os.environ.get(ENV_ROOT) or SHIPPED_ROOT)
+
+
+def check_name(name: str) -> str:
+    """A new checkpoint's name: letters, digits, '.', '_', '-'; no separators, no '..', not hidden.
+
+    Raises ValueError with the reason.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError("a name is needed")
+    if "/" in name or "\\" in name or os.sep in name:
+        raise ValueError("a name may not contain a path separator")
+    if ".." in name:
+        raise ValueError("a name may not contain '..'")
+    if not _NAME.fullmatch(name):
+        raise ValueError("use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+    return name
+
+
+def inside(root: Path, path: Path) -> bool:
+    """True when path, with every symlink resolved, lies inside root (or is root)."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def snapshot_dir(run: Path, step: int) -> Path:
+    return run / SNAPSHOT_DIR / f"step-{step:06d}"
+
+
+def snapshots(run: Path) -> list[tuple[int, Path]]:
+    """(step, directory) of a run's snapshots, in step order."""
+    found = []
+    for p in (run / SNAPSHOT_DIR).glob("step-*"):
+        try:
+            found.append((int(p.name.split("-", 1)[1]), p))
+        except ValueError:
+            continue
+    return sorted(found)
+
+
+def is_checkpoint_dir(path: str | Path) -> bool:
+    """Cheap test: a directory holding every required file (loading still validates)."""
+    path = Path(path)
+    return path.is_dir() and all((path / f).is_file() for f in REQUIRED_FILES)
+
+
+def list_checkpoints(root: str | Path | None = None) -> list[Path]:
+    """Checkpoint directories under root (snapshots included), sorted; hidden folders, resume folders and
+    anything whose real path leaves the root (a symlink pointing out) are skipped."""
+    root = Path(root) if root is not None else checkpoints_root()
+    if not root.is_dir():
+        return []
+    found = []
+    for config in root.rglob(CONFIG_FILE):
+        path = config.parent
+        parts = path.relative_to(root).parts
+        if any(p.startswith(".") or p == RESUME_DIR for p in parts):
+            continue
+        if is_checkpoint_dir(path) and all(inside(root, path / f) for f in REQUIRED_FILES):
+            found.append(path)
+    return sorted(found)

@@ -1,0 +1,75 @@
+"""How one model call may differ from the trained model, without touching the model.
+
+A cached model is shared by every session of the app, so nothing here is ever set on
+a module: switching a mask off, removing the positions, restricting the encoder's
+attention to a window or switching heads off are all arguments of the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .attention import AttentionKind
+from .config import TransformerConfig
+
+
+@dataclass(frozen=True)
+class HeadMask:
+    """Heads switched off: their output is zeroed before W_O (their slice of Concat(head_1..head_h)).
+
+    Hashable (a frozenset of (kind, layer, head)), so a call with heads switched off can be cached.
+    """
+
+    off: frozenset[tuple[AttentionKind, int, int]] = frozenset()
+
+    def layer(self, kind: AttentionKind, index: int, n_heads: int) -> Tensor | None:
+        """(H,) multipliers of one layer (1 keeps, 0 switches off), or None when it keeps every head."""
+        heads = [h for k, layer, h in self.off if k is kind and layer == index]
+        if not heads:
+            return None
+        keep = torch.ones(n_heads)
+        keep[heads] = 0.0
+        return keep
+
+    @classmethod
+    def without(cls, config: TransformerConfig, heads: Iterable[tuple[AttentionKind | str, int, int]]) -> HeadMask:
+        """Every head kept except the (kind, layer, head) triples given (checked against the config)."""
+        off = set()
+        for kind, layer, head in heads:
+            kind = AttentionKind(kind)
+            n_layers = config.n_encoder_layers if kind.in_encoder else config.n_decoder_layers
+            if not (0 <= layer < n_layers and 0 <= head < config.n_heads):
+                raise ValueError(f"no head L{layer} H{head} in {kind.value} attention")
+            off.add((kind, int(layer), int(head)))
+        return cls(frozenset(off))
+
+
+@dataclass(frozen=True)
+class CallOptions:
+    """What a call may switch; the default is the model exactly as trained.
+
+    Args:
+        padding_mask: hide pad keys (§3.2.3). Off, pad tokens are attended to like words.
+        look_ahead_mask: hide later target positions from the decoder's self-attention.
+        positions: add the positional encoding to the embeddings (§3.5).
+        window: restricted self-attention in the encoder (§4, Table 1): a query at i sees
+            keys j with |i - j| <= window only. None is full attention.
+        head_mask: heads switched off.
+    """
+
+    padding_mask: bool = True
+    look_ahead_mask: bool = True
+    positions: bool = True
+    window: int | None = None
+    head_mask: HeadMask | None = None
+
+    def __post_init__(self) -> None:
+        if self.window is not None and (not isinstance(self.window, int) or self.window < 0):
+            raise ValueError(f"window must be a non-negative integer or None, got {self.window!r}")
+
+
+DEFAULT = CallOptions()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from pages import explorer
+from pages import explorer, masks, positions
 from pages._ui import session
 
 torch.set_num_threads(1)  # measured: one thread per model call serves many sessions best (bench/bench_load.py)
@@ -16,6 +16,10 @@ nav = st.navigation(
     {
         tr("nav.explore"): [
             st.Page(explorer.page, title=tr("nav.explorer"), icon="🔍", url_path="explore", default=True),
+        ],
+        tr("nav.learn"): [
+            st.Page(masks.page, title=tr("nav.masks"), icon="🎭", url_path="mask-effects"),
+            st.Page(positions.page, title=tr("nav.positions"), icon="〰️", url_path="positional-encoding"),
         ],
     }
 )

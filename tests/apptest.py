@@ -17,12 +17,19 @@ EN = Translator("en")
 
 
 def app(page: str | None = None, **state) -> AppTest:
-    """A fresh AppTest of the entry page, with session state set before the first run (page: a url path)."""
+    """A fresh AppTest of the entry page, with session state set before the first run.
+
+    page: a url path of st.navigation (the pages are functions, so AppTest.switch_page, which
+    matches files, cannot find them; the registered page's hash is looked up instead).
+    """
     at = AppTest.from_file(APP, default_timeout=180)
     for key, value in state.items():
         at.session_state[key] = value
     if page is not None:
-        at.switch_page(page) if hasattr(at, "switch_page") else None
+        at.run()
+        hashes = [h for h, info in at._registered_pages.items() if info.get("url_pathname") == page]
+        assert hashes, f"no page {page!r}"
+        at._page_hash = hashes[0]
     return at
 
 
@@ -75,3 +82,10 @@ def check_value(at: AppTest, name: str) -> float:
     m = re.search(r"`([-+0-9.eE]+|inf|nan)`", text)
     assert m, text
     return float(m.group(1))
+
+
+def table(at: AppTest, key: str):
+    """The DataFrame shown in the keyed container `key` (widgets.table)."""
+    frames = [el for el in at.get_by_key(key) if getattr(el, "type", "") == "dataframe"]
+    assert frames, key
+    return frames[0].value

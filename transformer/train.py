@@ -83,6 +83,29 @@ PRESETS: dict[str, TrainConfig] = {
         lr_factor=0.5,
         snapshot_steps=(0, 100, 300, 600, 1000, 1400),
     ),
+    # Twins that show why the decoder's look-ahead mask exists (checkpoints/leak-*): the same run with
+    # and without the mask. Without it the decoder sees the token it must predict and copies it.
+    "leak-masked": TrainConfig(
+        model_preset="small",
+        model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
+        corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
+        vocab_size=600,
+        steps=800,
+        batch_tokens=2000,
+        warmup_steps=200,
+        snapshot_steps=(),
+    ),
+    "leak-no-mask": TrainConfig(
+        model_preset="small",
+        model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
+        corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
+        vocab_size=600,
+        steps=800,
+        batch_tokens=2000,
+        warmup_steps=200,
+        snapshot_steps=(),
+        look_ahead_mask=False,
+    ),
     # Seconds, for tests and demos.
     "tiny": TrainConfig(
         model_preset="tiny",

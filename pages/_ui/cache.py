@@ -6,10 +6,13 @@ Figures are not cached: a heatmap builds in ~2 ms, while unpickling a cached one
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import fields
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import streamlit as st
@@ -85,6 +88,41 @@ def analysis(path: str, text: str, beam: int = 1, options: CallOptions = DEFAULT
             return _freeze(analyse(ckpt.model, ckpt.tokenizer, text, int(beam), options))
 
     return analyses().get(key, compute)
+
+
+T = TypeVar("T")
+
+
+def size_of(value: Any) -> int:
+    """Bytes held by a result: numpy arrays, strings and containers of them (an estimate for the others)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(size_of(v) for v in value.values()) + 64 * len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(size_of(v) for v in value) + 8 * len(value)
+    if dataclasses.is_dataclass(value):
+        return sum(size_of(getattr(value, f.name)) for f in fields(value)) + 64
+    return 32
+
+
+@st.cache_resource(show_spinner=False)
+def results() -> BoundedCache[Any]:
+    """The server's one cache of page results (demos, statistics), bounded like the analyses."""
+    return BoundedCache(ANALYSIS_ENTRIES, ANALYSIS_BYTES, size_of, ANALYSIS_TTL_S)
+
+
+def memo(name: str, path: str, key: Hashable, compute: Callable[[Checkpoint], T]) -> T:
+    """compute(checkpoint), once per (name, checkpoint, key) for every session; never mutate the result."""
+    ckpt = checkpoint(path)
+
+    def run() -> T:
+        with torch.inference_mode():
+            return compute(ckpt)
+
+    return results().get((name, path, stamp(path), key), run)
 
 
 def timed(fn):

@@ -93,6 +93,12 @@ def head_picker(
     return HeadChoice(kind, int(layer), int(head))
 
 
+def table(rows: list[dict], key: str) -> None:
+    """A table (sortable, downloadable from its toolbar) in a container found by key."""
+    with st.container(key=key):
+        st.dataframe(rows, hide_index=True)
+
+
 def check(key: str, label: str, value: float, limit: float | None, tr: Translator, above: bool = False) -> bool:
     """A printed check: "label: |Δ| = value" with ✓/✗ against limit (value <= limit, or > limit when above)."""
     ok = None if limit is None else (value > limit if above else value <= limit)

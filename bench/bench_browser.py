@@ -1,0 +1,126 @@
+"""What a user feels, in a real browser (Debian's chromium, Playwright): three medians.
+
+    python bench/bench_browser.py [--ref GIT_REV] [--repeat N]
+
+1. A new sentence, from pressing Ctrl+Enter until the page has redrawn (script done,
+   nothing stale, the new translation shown, the heatmaps drawn with the new pieces).
+2. A warm visit (a new browser tab on a running server) until the first heatmap is drawn.
+3. A tab switch of the explorer (Heads -> All heads) until its heatmap is drawn.
+
+With --ref, the same is measured for that commit (checked out in a temporary git
+worktree) in the same run, on the same machine, so the two can be compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser import REDRAWN, launch, machine, server  # noqa: E402
+
+SENTENCES = [
+    "The cow didn't cross the road because it was too scared.",
+    "The dogs didn't cross the bridge because they were too tired.",
+    "The horse stopped at the river since it was too flooded.",
+    "The goat avoided the bridges because they were too dangerous.",
+    "The cat didn't reach the field because it was too lazy.",
+    "The trophy didn't fit in the suitcase because it was too big.",
+    "The wolf avoided the valley because it was too icy.",
+    "The hen didn't cross the path because it was too narrow.",
+]
+FLAGSHIP = "The animal didn't cross the street because it was too tired."
+
+
+def expected_translations() -> dict[str, str]:
+    import torch
+
+    from transformer.analysis import analyse
+    from transformer.checkpoint import load_checkpoint
+    from transformer.layout import DEFAULT_CHECKPOINT
+
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    with torch.inference_mode():
+        return {s: analyse(ckpt.model, ckpt.tokenizer, s).translation for s in SENTENCES + [FLAGSHIP]}
+
+
+def marker_of(sentence: str) -> str:
+    return "▁" + sentence.split()[1]  # the first noun's piece
+
+
+def measure(url: str, translations: dict[str, str], repeat: int) -> dict[str, list[float]]:
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, list[float]] = {"new sentence": [], "warm visit": [], "tab switch": []}
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page.goto(url, wait_until="domcontentloaded")
+        page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], None, 3], timeout=120_000)
+        box = page.get_by_label("Sentence (English)")
+        for i in range(repeat):
+            sentence = SENTENCES[i % len(SENTENCES)]
+            box.fill(sentence)
+            t = time.perf_counter()
+            box.press("Control+Enter")
+            page.wait_for_function(REDRAWN, arg=[translations[sentence], marker_of(sentence), 3], polling="raf")
+            times["new sentence"].append(time.perf_counter() - t)
+        box.fill(FLAGSHIP)
+        box.press("Control+Enter")
+        page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], "▁animal", 3], timeout=60_000)
+        for _ in range(repeat):
+            for name, charts in (("All heads", 2), ("Heads", 3)):
+                t = time.perf_counter()
+                page.get_by_role("tab", name=name, exact=True).click()
+                page.wait_for_function(REDRAWN, arg=[None, None, charts], polling="raf")
+                if name == "All heads":
+                    times["tab switch"].append(time.perf_counter() - t)
+        for _ in range(repeat):
+            ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+            visit = ctx.new_page()
+            t = time.perf_counter()
+            visit.goto(url, wait_until="commit")
+            visit.wait_for_selector(".js-plotly-plot .heatmaplayer image", timeout=120_000)
+            times["warm visit"].append(time.perf_counter() - t)
+            ctx.close()
+        browser.close()
+    return times
+
+
+def worktree(rev: str, where: Path) -> Path:
+    subprocess.run(["git", "worktree", "add", "--detach", str(where), rev], cwd=ROOT, check=True, capture_output=True)
+    return where
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ref", help="also measure this commit (e.g. the one before a change)")
+    ap.add_argument("--repeat", type=int, default=8)
+    args = ap.parse_args()
+    translations = expected_translations()
+    apps = [("this tree", ROOT)]
+    tmp = None
+    if args.ref:
+        tmp = Path(tempfile.mkdtemp(prefix="bench-ref-"))
+        apps.insert(0, (f"ref {args.ref}", worktree(args.ref, tmp / "ref")))
+    print(f"machine: {machine()}")
+    try:
+        for name, app_dir in apps:
+            with server(app_dir) as (url, _):
+                times = measure(url, translations, args.repeat)
+            summary = "   ".join(f"{k}: median {statistics.median(v) * 1e3:6.0f} ms" for k, v in times.items())
+            print(f"{name:24s} {summary}")
+    finally:
+        if tmp is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "ref")], cwd=ROOT, capture_output=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,207 @@
+"""Typed views of the lesson pages (masks, positions): each reads a measured result and yields its
+matrix with labels, its figure and its CSV, like the explorer's views."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from transformer.inspection.masking import LookAheadDemo, PaddingDemo
+from transformer.inspection.positions import OrderDemo, wavelength
+
+from . import figures
+from .views import Matrix, Tr, View
+
+STAGES = ("scaled", "masked", "weights")
+
+
+def _stage_figure(m: Matrix, stage: str, tr: Tr, title: str) -> go.Figure:
+    value = tr(f"stage.{stage}")
+    if stage == "weights":
+        return figures.attention_heatmap(m.values, m.rows, m.cols, tr, title, value_title=value)
+    return figures.attention_heatmap(m.values, m.rows, m.cols, tr, title, diverging=True, value_title=value)
+
+
+@dataclass(frozen=True)
+class PaddingStageView(View):
+    """One stage (QKᵀ/√d_k, masked, softmax) of an encoder head on the padded sentence of the batch."""
+
+    stage: str
+    layer: int
+    head: int
+
+    def matrix(self, ctx: PaddingDemo) -> Matrix:
+        b = ctx.padded
+        return Matrix(getattr(ctx, self.stage)[b, self.layer, self.head], ctx.pieces[b], ctx.pieces[b])
+
+    def title(self, ctx: PaddingDemo, tr: Tr) -> str:
+        return tr(f"stage.{self.stage}")
+
+    def figure(self, ctx: PaddingDemo, tr: Tr) -> go.Figure:
+        return _stage_figure(self.matrix(ctx), self.stage, tr, self.title(ctx, tr))
+
+    def file_name(self) -> str:
+        return f"padding_{self.stage}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class LookAheadView(View):
+    """One stage of a decoder self-attention head under teacher forcing; stage "open" = weights without the mask."""
+
+    stage: str
+    layer: int
+    head: int
+
+    def matrix(self, ctx: LookAheadDemo) -> Matrix:
+        values = ctx.weights_open if self.stage == "open" else getattr(ctx, self.stage)
+        return Matrix(values[self.layer, self.head], ctx.targets, ctx.inputs)
+
+    def title(self, ctx: LookAheadDemo, tr: Tr) -> str:
+        return tr(f"stage.{self.stage}")
+
+    def figure(self, ctx: LookAheadDemo, tr: Tr) -> go.Figure:
+        stage = "weights" if self.stage == "open" else self.stage
+        return _stage_figure(self.matrix(ctx), stage, tr, self.title(ctx, tr))
+
+    def file_name(self) -> str:
+        return f"look_ahead_{self.stage}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class LookAheadRowView(View):
+    """One decoder row: its scaled scores, masked scores and softmax weights over the keys, side by side."""
+
+    layer: int
+    head: int
+    row: int
+
+    def matrix(self, ctx: LookAheadDemo) -> Matrix:
+        values = np.stack([getattr(ctx, s)[self.layer, self.head, self.row] for s in STAGES])  # (3, T)
+        return Matrix(values, list(STAGES), ctx.inputs)
+
+    def title(self, ctx: LookAheadDemo, tr: Tr) -> str:
+        return tr("masks.row_title", row=self.row, token=ctx.targets[self.row])
+
+    def figure(self, ctx: LookAheadDemo, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.attention_heatmap(
+            m.values,
+            [tr(f"stage.{s}") for s in STAGES],
+            m.cols,
+            tr,
+            self.title(ctx, tr),
+            diverging=True,
+            show_values=True,
+            height=260,
+            row_title=tr("fig.stage"),
+            value_title=tr("fig.value"),
+        )
+
+
+@dataclass(frozen=True)
+class TableView(View):
+    """The positional-encoding table: positions × dimensions (first n positions)."""
+
+    n: int
+
+    def matrix(self, ctx: np.ndarray) -> Matrix:
+        table = ctx[: self.n]
+        return Matrix(table, [str(p) for p in range(len(table))], [str(d) for d in range(table.shape[1])], True)
+
+    def figure(self, ctx: np.ndarray, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.attention_heatmap(
+            m.values,
+            m.rows,
+            m.cols,
+            tr,
+            tr("positions.table_title", n=len(m.rows), d=len(m.cols)),
+            diverging=True,
+            zrange=(-1.0, 1.0) if np.abs(m.values).max() <= 1 else None,
+            row_title=tr("fig.position"),
+            col_title=tr("fig.dimension"),
+            value_title=tr("fig.value"),
+            height=420,
+        )
+
+    def file_name(self) -> str:
+        return "positional_encoding"
+
+
+@dataclass(frozen=True)
+class SimilarityView(View):
+    """PE · PEᵀ over the first n positions."""
+
+    n: int
+
+    def matrix(self, ctx: np.ndarray) -> Matrix:
+        table = np.asarray(ctx[: self.n], dtype=np.float64)
+        labels = [str(p) for p in range(len(table))]
+        return Matrix(table @ table.T, labels, labels)
+
+    def figure(self, ctx: np.ndarray, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        return figures.attention_heatmap(
+            m.values,
+            m.rows,
+            m.cols,
+            tr,
+            tr("positions.similarity_title"),
+            zrange=(float(m.values.min()), float(m.values.max())),
+            colorscale=figures.SEQUENTIAL_SIGNED,
+            row_title=tr("fig.position"),
+            col_title=tr("fig.position"),
+            value_title=tr("fig.value"),
+            height=420,
+        )
+
+    def file_name(self) -> str:
+        return "position_similarity"
+
+
+@dataclass(frozen=True)
+class WavesView(View):
+    """Chosen dimensions of the table as functions of the position, with their wavelengths."""
+
+    dims: tuple[int, ...]
+    n: int
+
+    def matrix(self, ctx: np.ndarray) -> Matrix:
+        table = ctx[: self.n]
+        return Matrix(table[:, list(self.dims)].T, [f"dim {d}" for d in self.dims], [str(p) for p in range(len(table))])
+
+    def figure(self, ctx: np.ndarray, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        d_model = ctx.shape[1]
+        series = {
+            tr("positions.wave", dim=d, wavelength=wavelength(d // 2, d_model)): (range(m.values.shape[1]), row)
+            for d, row in zip(self.dims, m.values)
+        }
+        return figures.line_chart(
+            series, tr("positions.waves_title"), x_title=tr("fig.position"), y_title=tr("fig.value"), height=360
+        )
+
+    def file_name(self) -> str:
+        return "waves"
+
+
+@dataclass(frozen=True)
+class OrderMapView(View):
+    """Encoder attention with the positions removed: the original sentence's head, or the shuffled one's."""
+
+    shuffled: bool
+    layer: int
+    head: int
+
+    def matrix(self, ctx: OrderDemo) -> Matrix:
+        maps = ctx.shuffled_maps_without if self.shuffled else ctx.maps_without
+        pieces = ctx.shuffled_pieces if self.shuffled else ctx.pieces
+        return Matrix(maps[self.layer, self.head], pieces, pieces)
+
+    def title(self, ctx: OrderDemo, tr: Tr) -> str:
+        return tr("positions.shuffled_map" if self.shuffled else "positions.original_map")
+
+    def file_name(self) -> str:
+        return f"order_{'shuffled' if self.shuffled else 'original'}_L{self.layer}_H{self.head}"

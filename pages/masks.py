@@ -1,0 +1,180 @@
+"""Masks: what the padding mask and the look-ahead mask do, and what happens when one is switched off."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from transformer.attention import AttentionKind
+from transformer.checkpoint import Checkpoint
+from transformer.inspection import masking
+from transformer.layout import METRICS_FILE, checkpoints_root
+
+from ._ui import cache, figures
+from ._ui.i18n import Translator
+from ._ui.lesson_views import STAGES, LookAheadRowView, LookAheadView, PaddingStageView
+from ._ui.sentence import sentence_analysis
+from ._ui.session import Subject, load, subject, translator
+from ._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
+
+TABS = ("padding", "look_ahead", "off")
+OTHER = "The dogs and the cat didn't cross the bridge because they were too tired."
+LEAK_TWINS = ("leak-masked", "leak-no-mask")
+
+
+def padding_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
+    st.markdown(tr("masks.padding.intro"))
+    st.session_state.setdefault("mask_other", OTHER)
+    other = st.text_input(tr("masks.padding.other"), key="mask_other")
+    if not other.strip():
+        st.info(tr("masks.padding.need_other"))
+        return
+    demo = cache.memo(
+        "padding",
+        subj.path,
+        (subj.text, other),
+        lambda c: masking.padding_demo(c.model, c.tokenizer, [subj.text, other]),
+    )
+    if demo.lengths[0] == demo.lengths[1]:
+        st.warning(tr("masks.padding.same_length"))
+    B, _, _, S = demo.mask.shape
+    H = ckpt.config.n_heads
+    st.markdown(tr("masks.padding.shape", B=B, S=S, H=H, lengths=", ".join(map(str, demo.lengths))))
+    choice = head_picker("mask_pad", ckpt, tr, default_kind=AttentionKind.ENCODER)
+    cols = st.columns(3)
+    for col, stage in zip(cols, STAGES):
+        with col:
+            show_view(PaddingStageView(stage, choice.layer, choice.head), demo, tr, f"padding_{stage}")
+    check("pad_weight", tr("masks.padding.check"), demo.pad_weight(), 0.0, tr)
+
+
+def look_ahead_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
+    st.markdown(tr("masks.look_ahead.intro"))
+    demo = cache.memo(
+        "look_ahead", subj.path, subj.text, lambda c: masking.look_ahead_demo(c.model, c.tokenizer, subj.text)
+    )
+    T = len(demo.targets)
+    st.markdown(tr("masks.look_ahead.shape", T=T))
+    choice = head_picker("mask_dec", ckpt, tr, default_kind=AttentionKind.DECODER)
+    rows = list(range(T))
+    ensure_choice("mask_row", rows, min(T - 1, 3))
+    row = (
+        st.select_slider(
+            tr("masks.look_ahead.row"), rows, key="mask_row", format_func=lambda i: f"{i}: {demo.targets[i]}"
+        )
+        if T > 1
+        else 0
+    )
+    show_view(LookAheadRowView(choice.layer, choice.head, row), demo, tr, "look_ahead_row")
+    c1, c2 = st.columns(2)
+    with c1:
+        show_view(LookAheadView("masked", choice.layer, choice.head), demo, tr, "look_ahead_masked")
+    with c2:
+        show_view(LookAheadView("weights", choice.layer, choice.head), demo, tr, "look_ahead_weights")
+    check("upper_weight", tr("masks.look_ahead.check"), float(demo.upper(demo.weights).max(initial=0.0)), 0.0, tr)
+
+
+def _leak_runs(tr: Translator) -> None:
+    """The twins trained with and without the look-ahead mask: curves and exact match, from their files."""
+    root = checkpoints_root()
+    found = {name: root / name for name in LEAK_TWINS if (root / name / "card.json").is_file()}
+    if len(found) < 2:
+        st.info(tr("masks.leak.missing", names=", ".join(LEAK_TWINS)))
+        return
+    series, rows = {}, []
+    for name, path in found.items():
+        card = json.loads((path / "card.json").read_text(encoding="utf-8"))
+        metrics = [json.loads(line) for line in (path / METRICS_FILE).read_text().splitlines() if '"loss"' in line]
+        label = tr(f"masks.leak.{name}")
+        series[label] = ([m["step"] for m in metrics], [m["loss"] for m in metrics])
+        evaluation = card.get("evaluation", {})
+        rows.append(
+            {
+                tr("masks.leak.col_model"): label,
+                tr("masks.leak.col_look_ahead"): "✓"
+                if card.get("train_config", {}).get("look_ahead_mask", True)
+                else "✗",
+                tr("masks.leak.col_loss"): round(metrics[-1]["loss"], 3) if metrics else None,
+                tr("masks.leak.col_exact"): evaluation.get("exact_match"),
+                tr("masks.leak.col_time"): card.get("wall_time_s"),
+            }
+        )
+    plot(
+        figures.line_chart(series, tr("masks.leak.curves"), x_title=tr("fig.step"), y_title=tr("fig.loss")),
+        "leak_curves",
+    )
+    table(rows, "leak_table")
+    st.markdown(tr("masks.leak.explain"))
+
+
+def off_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
+    st.subheader(tr("masks.off.look_ahead"))
+    st.markdown(tr("masks.off.look_ahead_intro"))
+    demo = cache.memo(
+        "look_ahead", subj.path, subj.text, lambda c: masking.look_ahead_demo(c.model, c.tokenizer, subj.text)
+    )
+    choice = head_picker("mask_off", ckpt, tr, default_kind=AttentionKind.DECODER)
+    c1, c2 = st.columns(2)
+    with c1:
+        show_view(LookAheadView("weights", choice.layer, choice.head), demo, tr, "off_masked")
+    with c2:
+        show_view(LookAheadView("open", choice.layer, choice.head), demo, tr, "off_open")
+    check(
+        "upper_open",
+        tr("masks.off.upper_open"),
+        float(demo.upper(demo.weights_open).min(initial=1.0)),
+        0.0,
+        tr,
+        above=True,
+    )
+    table(
+        [
+            {
+                tr("masks.off.col_mask"): tr("masks.off.with"),
+                tr("masks.off.col_loss"): round(demo.loss, 4),
+                tr("masks.off.col_predicted"): " ".join(demo.predicted),
+            },
+            {
+                tr("masks.off.col_mask"): tr("masks.off.without"),
+                tr("masks.off.col_loss"): round(demo.loss_open, 4),
+                tr("masks.off.col_predicted"): " ".join(demo.predicted_open),
+            },
+        ],
+        "off_table",
+    )
+    st.caption(tr("masks.off.no_claim"))
+    st.subheader(tr("masks.leak.title"))
+    _leak_runs(tr)
+    st.subheader(tr("masks.off.padding"))
+    other = st.session_state.get("mask_other") or OTHER
+    effect = cache.memo(
+        "padding_effect",
+        subj.path,
+        (subj.text, other),
+        lambda c: masking.padding_effect(c.model, c.tokenizer, subj.text, other),
+    )
+    st.markdown(tr("masks.off.padding_intro", pads=effect.n_pads))
+    check("pad_delta", tr("masks.off.delta_with"), effect.delta, 1e-6, tr)
+    check("pad_delta_open", tr("masks.off.delta_without"), effect.delta_open, 1e-4, tr, above=True)
+    st.caption(tr("masks.off.translation_with"))
+    st.text(effect.translation)
+    st.caption(tr("masks.off.translation_without"))
+    st.text(effect.translation_open)
+
+
+RENDER = {"padding": padding_tab, "look_ahead": look_ahead_tab, "off": off_tab}
+
+
+def page() -> None:
+    tr = translator()
+    subj = subject()
+    ckpt = load(subj, tr)
+    st.title(tr("masks.title"))
+    st.markdown(tr("masks.intro"))
+    sentence_analysis(subj, ckpt, tr)
+    tabs = st.tabs([tr(f"masks.tab.{name}") for name in TABS], key="masks_tab", on_change="rerun")
+    for name, tab in zip(TABS, tabs):
+        if tab.open:
+            with tab:
+                RENDER[name](subj, ckpt, tr)

@@ -1,0 +1,95 @@
+"""AppTest of the lesson pages on the shipped checkpoint: they render, and their printed checks hold."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from apptest import EN, app, check_value, figures, run, tab, table, z_of
+
+from pages._ui.i18n import Translator, catalogue
+from transformer.layout import SHIPPED_ROOT
+
+pytestmark = pytest.mark.skipif(not (SHIPPED_ROOT / "coref-en-fr").exists(), reason="the shipped checkpoint is missing")
+ZH = Translator("zh")
+
+
+def test_masks_page_padding_and_look_ahead_entries_are_exactly_zero():
+    at = run(app("mask-effects"))
+    assert set(figures(at)) == {"padding_scaled", "padding_masked", "padding_weights"}
+    assert check_value(at, "pad_weight") == 0.0
+    figs = figures(at)
+    weights = z_of(figs["padding_weights"]["data"][0])
+    masked = figs["padding_masked"]["data"][0]
+    n_real = int(np.isfinite(z_of(masked)[0]).sum())  # pad columns carry no number ...
+    assert n_real < weights.shape[1]
+    assert all(t == "−∞" for t in masked["text"][0][n_real:])  # ... and are labelled −∞
+    assert np.all(weights[:, n_real:] == 0)
+    tab(at, "masks_tab", "masks.tab.look_ahead")
+    assert check_value(at, "upper_weight") == 0.0
+    w = z_of(figures(at)["look_ahead_weights"]["data"][0])
+    assert np.all(w[np.triu_indices(w.shape[0], 1)] == 0)
+
+
+def test_switching_masks_off_changes_what_the_page_says_it_changes():
+    at = run(app("mask-effects", masks_tab=EN("masks.tab.off")))
+    assert check_value(at, "upper_open") > 0  # every row now sees later positions
+    w = z_of(figures(at)["off_open"]["data"][0])
+    assert np.all(w[np.triu_indices(w.shape[0], 1)] > 0)
+    assert check_value(at, "pad_delta") <= 1e-6
+    assert check_value(at, "pad_delta_open") > 1e-4
+    assert len(table(at, "off_table")) == 2
+
+
+def test_the_leak_twins_show_a_lower_loss_and_a_lower_exact_match_without_the_mask():
+    cards = {}
+    for name in ("leak-masked", "leak-no-mask"):
+        path = SHIPPED_ROOT / name
+        if not path.exists():
+            pytest.skip(f"{name} is not shipped")
+        cards[name] = json.loads((path / "card.json").read_text())
+        losses = [json.loads(line)["loss"] for line in (path / "metrics.jsonl").read_text().splitlines()]
+        cards[name]["final_loss"] = np.mean(losses[-5:])
+    masked, open_ = cards["leak-masked"], cards["leak-no-mask"]
+    assert masked["train_config"]["look_ahead_mask"] is True and open_["train_config"]["look_ahead_mask"] is False
+    assert open_["final_loss"] < masked["final_loss"] - 0.2
+    assert open_["evaluation"]["exact_match"] < masked["evaluation"]["exact_match"] - 0.5
+    at = run(app("mask-effects", masks_tab=EN("masks.tab.off")))
+    assert "leak_curves" in figures(at) and len(table(at, "leak_table")) == 2
+
+
+def test_positions_page_checks_hold():
+    at = run(app("positional-encoding"))
+    assert check_value(at, "relative") <= 1e-5
+    assert {"pe_table", "pe_similarity", "pe_waves"} <= set(figures(at))
+    tab(at, "positions_tab", "positions.tab.order")
+    assert check_value(at, "order_without") <= 1e-5
+    assert check_value(at, "order_with") > 1e-5
+    removed = table(at, "order_table").iloc[0]
+    assert removed.iloc[1] == removed.iloc[2]  # without positions both orders translate the same
+    at.button(key="pe_shuffle").click().run()
+    assert at.session_state["pe_seed"] == 1 and check_value(at, "order_without") <= 1e-5
+
+
+@pytest.mark.parametrize(
+    "page,tab_key,tabs",
+    [
+        ("mask-effects", "masks_tab", ("masks.tab.padding", "masks.tab.look_ahead", "masks.tab.off")),
+        (
+            "positional-encoding",
+            "positions_tab",
+            ("positions.tab.table", "positions.tab.sentence", "positions.tab.order"),
+        ),
+    ],
+)
+def test_pages_speak_chinese(page, tab_key, tabs):
+    at = run(app(page, lang="zh"))
+    english = [catalogue("en")[k].split("{")[0] for k in ("masks.intro", "positions.intro", "masks.padding.intro")]
+    for t in tabs:
+        at.session_state[tab_key] = ZH(t)
+        run(at)
+        shown = " ".join(el.value for el in at.markdown) + " ".join(el.value for el in at.caption)
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in shown)
+        for sentence in english:
+            assert sentence[:40] not in shown

@@ -1,0 +1,158 @@
+"""What the two masks do, measured on a real model (§3.2.3): padding and look-ahead, on and off.
+
+Every function runs the shared model in eval mode with CallOptions; nothing is set on the model.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..attention import AttentionKind
+from ..decoding import greedy_decode, require_eval
+from ..model import Transformer
+from ..options import CallOptions
+from ..tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
+
+
+@dataclass
+class PaddingDemo:
+    """Two sentences batched, the shorter one padded; the encoder's self-attention of every layer and head.
+
+    Arrays are (B, L, H, S, S): scaled = QKᵀ/√d_k, masked = scaled with -inf at pad keys, weights = softmax.
+    """
+
+    pieces: list[list[str]]  # per sentence, padded with "<pad>" to S
+    lengths: list[int]  # real pieces (EOS included)
+    mask: np.ndarray  # (B, 1, 1, S) bool, True = may attend
+    scaled: np.ndarray
+    masked: np.ndarray
+    weights: np.ndarray
+
+    @property
+    def padded(self) -> int:
+        """The row of the batch that is padded (the shorter sentence)."""
+        return int(np.argmin(self.lengths))
+
+    def pad_weight(self) -> float:
+        """The largest weight any query puts on a pad key: exactly 0 with the mask."""
+        b = self.padded
+        return float(self.weights[b, ..., self.lengths[b] :].max(initial=0.0))
+
+
+@torch.inference_mode()
+def padding_demo(model: Transformer, tokenizer: Tokenizer, texts: list[str]) -> PaddingDemo:
+    require_eval(model)
+    ids = [tokenizer.source_ids(t, model.config.max_len) for t in texts]
+    src = pad_batch(ids, model.config.pad_id)
+    out = model(src, torch.full((len(ids), 1), BOS_ID), return_intermediates=True)
+    traces = [layer.self_attention for layer in out.intermediates.encoder]
+    stack = lambda name: torch.stack([getattr(t, name) for t in traces], 1).numpy()  # noqa: E731 (B, L, H, S, S)
+    S = src.size(1)
+    pieces = [tokenizer.pieces(x) + ["<pad>"] * (S - len(x)) for x in ids]
+    mask = model.source_mask(src).numpy()
+    return PaddingDemo(pieces, [len(x) for x in ids], mask, stack("scaled"), stack("masked"), stack("weights"))
+
+
+@dataclass
+class LookAheadDemo:
+    """Teacher forcing on the model's own translation, with the look-ahead mask and without it.
+
+    Arrays are (L, H, T, T) for decoder self-attention; predictions are the argmax piece of each row.
+    """
+
+    inputs: list[str]  # decoder input pieces, <s> first
+    targets: list[str]  # what each row should predict (the translation, </s> last)
+    scaled: np.ndarray
+    masked: np.ndarray
+    weights: np.ndarray
+    weights_open: np.ndarray  # without the mask
+    loss: float  # mean cross-entropy of the targets, with the mask
+    loss_open: float  # ... without it
+    predicted: list[str]
+    predicted_open: list[str]
+
+    def upper(self, weights: np.ndarray) -> np.ndarray:
+        """The weights strictly above the diagonal (queries looking at later positions)."""
+        T = weights.shape[-1]
+        return weights[..., np.triu(np.ones((T, T), dtype=bool), 1)]
+
+
+@torch.inference_mode()
+def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> LookAheadDemo:
+    require_eval(model)
+    src = torch.tensor([tokenizer.source_ids(text, model.config.max_len)])
+    produced = greedy_decode(model, src, 2 * src.size(1) + 8, return_attention=False).tokens
+    if not produced or produced[-1] != EOS_ID:
+        produced = produced + [EOS_ID]
+    tgt_in = torch.tensor([[BOS_ID] + produced[:-1]])
+    tgt_out = torch.tensor(produced)
+
+    def run(options: CallOptions):
+        out = model(src, tgt_in, options=options, return_intermediates=True)
+        loss = float(F.cross_entropy(out.logits[0], tgt_out))
+        return out, loss, tokenizer.pieces(out.logits[0].argmax(-1).tolist())
+
+    masked_out, loss, predicted = run(CallOptions())
+    open_out, loss_open, predicted_open = run(CallOptions(look_ahead_mask=False))
+    traces = [masked_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
+    stack = lambda ts, name: torch.stack([getattr(t, name)[0] for t in ts]).numpy()  # noqa: E731 (L, H, T, T)
+    open_traces = [open_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
+    return LookAheadDemo(
+        tokenizer.pieces(tgt_in[0].tolist()),
+        tokenizer.pieces(produced),
+        stack(traces, "scaled"),
+        stack(traces, "masked"),
+        stack(traces, "weights"),
+        stack(open_traces, "weights"),
+        loss,
+        loss_open,
+        predicted,
+        predicted_open,
+    )
+
+
+@dataclass
+class PaddingEffect:
+    """A sentence alone against the same sentence padded in a batch, with the padding mask and without it.
+
+    The outputs are compared in float64 (a copy of the model), so that rounding cannot hide or fake a
+    difference: with the mask the padded run equals the run alone to ~1e-15.
+    """
+
+    n_pads: int
+    delta: float  # largest |Δ| of the encoder output and the logits at real positions, with the mask
+    delta_open: float  # ... without it
+    translation: str  # greedy, padded, with the mask
+    translation_open: str  # greedy, padded, the pads visible to attention
+
+
+@torch.inference_mode()
+def padding_effect(model: Transformer, tokenizer: Tokenizer, text: str, other: str) -> PaddingEffect:
+    """Pads text to the longer of the two (at least one pad) and compares with text alone."""
+    require_eval(model)
+    ids = tokenizer.source_ids(text, model.config.max_len)
+    other_ids = tokenizer.source_ids(other, model.config.max_len)
+    S = min(max(len(ids) + 1, len(other_ids)), model.config.max_len)
+    if S <= len(ids):
+        ids = ids[: S - 2] + [EOS_ID]
+    tgt = [BOS_ID] + greedy_decode(model, torch.tensor([ids]), 2 * len(ids) + 8, return_attention=False).tokens[:-1]
+    alone_src, alone_tgt = torch.tensor([ids]), torch.tensor([tgt])
+    padded_src = torch.tensor([ids + [PAD_ID] * (S - len(ids))])
+    padded_tgt = torch.tensor([tgt + [PAD_ID] * 3])
+    exact = copy.deepcopy(model).double()  # the shared model itself is never changed
+    alone = exact(alone_src, alone_tgt)
+    deltas = {}
+    translations = {}
+    for name, options in (("masked", CallOptions()), ("open", CallOptions(padding_mask=False))):
+        out = exact(padded_src, padded_tgt, options=options)
+        d_memory = (out.memory[0, : len(ids)] - alone.memory[0]).abs().max()
+        d_logits = (out.logits[0, : len(tgt)] - alone.logits[0]).abs().max()
+        deltas[name] = float(max(d_memory, d_logits))
+        tokens = greedy_decode(model, padded_src, 2 * S + 8, return_attention=False, options=options).tokens
+        translations[name] = tokenizer.decode(tokens)
+    return PaddingEffect(S - len(ids), deltas["masked"], deltas["open"], translations["masked"], translations["open"])

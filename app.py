@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from pages import explorer, masks, positions
+from pages import arithmetic, explorer, masks, multihead, positions, variants
 from pages._ui import session
 
 torch.set_num_threads(1)  # measured: one thread per model call serves many sessions best (bench/bench_load.py)
@@ -20,6 +20,9 @@ nav = st.navigation(
         tr("nav.learn"): [
             st.Page(masks.page, title=tr("nav.masks"), icon="🎭", url_path="mask-effects"),
             st.Page(positions.page, title=tr("nav.positions"), icon="〰️", url_path="positional-encoding"),
+            st.Page(arithmetic.page, title=tr("nav.steps"), icon="🧮", url_path="scaled-dot-product"),
+            st.Page(multihead.page, title=tr("nav.multihead"), icon="🧩", url_path="multi-head"),
+            st.Page(variants.page, title=tr("nav.variants"), icon="⚖️", url_path="attention-variants"),
         ],
     }
 )

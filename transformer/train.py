@@ -93,6 +93,7 @@ PRESETS: dict[str, TrainConfig] = {
         steps=800,
         batch_tokens=2000,
         warmup_steps=200,
+        label_smoothing=0.0,  # so that the loss can show the copying: it has no floor to hide behind
         snapshot_steps=(),
     ),
     "leak-no-mask": TrainConfig(
@@ -103,6 +104,7 @@ PRESETS: dict[str, TrainConfig] = {
         steps=800,
         batch_tokens=2000,
         warmup_steps=200,
+        label_smoothing=0.0,
         snapshot_steps=(),
         look_ahead_mask=False,
     ),
@@ -159,6 +161,11 @@ class JsonlLogger(TrainCallback):
     def __init__(self, path: str | Path, every: int = 10) -> None:
         self.path = Path(path)
         self.every = every
+
+    def on_start(self, trainer: Trainer) -> None:
+        if trainer.step == 0:  # a fresh run (not a resumed one) starts a fresh log
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("", encoding="utf-8")
 
     def on_step(self, event: TrainEvent) -> None:
         if event.step % self.every == 0 or event.step == event.total_steps:

@@ -205,3 +205,127 @@ class OrderMapView(View):
 
     def file_name(self) -> str:
         return f"order_{'shuffled' if self.shuffled else 'original'}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class StageView(View):
+    """One stage of the step-by-step walkthrough as a small heatmap with its numbers."""
+
+    stage: str
+
+    def matrix(self, ctx) -> Matrix:
+        s = ctx.stages[self.stage]
+        values = np.atleast_2d(s.value)
+        if self.stage in ("K", "V"):
+            rows = ctx.key_labels
+        elif self.stage == "heads":
+            rows = [f"head {h}" for h in range(values.shape[0])]
+        else:
+            rows = [self.stage]
+        if self.stage in ("scores", "scaled", "masked", "weights"):
+            cols = ctx.key_labels
+        else:
+            cols = [str(i) for i in range(values.shape[1])]
+        return Matrix(values, rows, cols, True)
+
+    def figure(self, ctx, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        small = m.values.size <= 160
+        zrange = (0.0, 1.0) if self.stage == "weights" else None
+        return figures.attention_heatmap(
+            m.values,
+            m.rows,
+            m.cols,
+            tr,
+            tr(f"steps.stage.{self.stage}"),
+            diverging=self.stage != "weights",
+            zrange=zrange,
+            show_values=small,
+            height=90 + 24 * len(m.rows) + (60 if len(m.cols[0]) > 2 else 20),
+            row_title=tr("fig.row"),
+            col_title=tr("fig.column"),
+            value_title=tr("fig.value"),
+        )
+
+    def file_name(self) -> str:
+        return f"step_{self.stage}"
+
+
+@dataclass(frozen=True)
+class ContributionView(View):
+    """Each head's contribution to the layer's attention output for one token: its norm and share."""
+
+    def matrix(self, ctx) -> Matrix:
+        values = np.stack([ctx.norms, ctx.shares], axis=1)
+        return Matrix(values, [f"head {h}" for h in range(len(values))], ["norm", "share"])
+
+    def figure(self, ctx, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        labels = [tr("fig.head_n", head=h) for h in range(len(m.rows))]
+        return figures.bar_chart(
+            labels,
+            m.values[:, 1].tolist(),
+            tr,
+            tr("multihead.shares_title"),
+            value_title=tr("multihead.share_axis"),
+            highlight=int(np.argmax(m.values[:, 1])),
+        )
+
+    def file_name(self) -> str:
+        return "head_contributions"
+
+
+@dataclass(frozen=True)
+class VectorsView(View):
+    """A stack of vectors (head outputs, their concatenation, W_O) as a heatmap."""
+
+    what: str  # heads | concat | w_o
+
+    def matrix(self, ctx) -> Matrix:
+        if self.what == "heads":
+            v = ctx.heads
+            rows = [f"head {h}" for h in range(len(v))]
+        elif self.what == "concat":
+            v = ctx.concat[None, :]
+            rows = ["concat"]
+        else:
+            v = ctx.w_o
+            rows = [str(i) for i in range(len(v))]
+        return Matrix(v, rows, [str(i) for i in range(v.shape[1])], True)
+
+    def figure(self, ctx, tr: Tr) -> go.Figure:
+        m = self.matrix(ctx)
+        height = 380 if self.what == "w_o" else 110 + 26 * len(m.rows)
+        return figures.attention_heatmap(
+            m.values,
+            m.rows,
+            m.cols,
+            tr,
+            tr(f"multihead.{self.what}_title"),
+            diverging=True,
+            height=height,
+            row_title=tr("fig.row"),
+            col_title=tr("fig.column"),
+            value_title=tr("fig.value"),
+        )
+
+    def file_name(self) -> str:
+        return f"multihead_{self.what}"
+
+
+@dataclass(frozen=True)
+class WindowMapView(View):
+    """One encoder head with self-attention restricted to a window of r (index into the runs)."""
+
+    run: int
+    layer: int
+    head: int
+
+    def matrix(self, ctx) -> Matrix:
+        runs, pieces = ctx
+        return Matrix(runs[self.run].maps[self.layer, self.head], pieces, pieces)
+
+    def title(self, ctx, tr: Tr) -> str:
+        runs, _ = ctx
+        r = runs[self.run].window
+        return tr("variants.window_map", r="∞" if r is None else r, layer=self.layer, head=self.head)

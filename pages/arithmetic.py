@@ -1,0 +1,153 @@
+"""Scaled dot-product attention, step by step on the model's own numbers, and why it divides by √d_k."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer.analysis import Analysis
+from transformer.attention import AttentionKind
+from transformer.checkpoint import Checkpoint
+from transformer.inspection.arithmetic import walkthrough
+from transformer.inspection.scaling import model_scaling, random_scaling
+
+from ._ui import cache, figures
+from ._ui.i18n import Translator
+from ._ui.lesson_views import StageView
+from ._ui.sentence import sentence_analysis
+from ._ui.session import PICK, Subject, load, subject, translator
+from ._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
+
+TABS = ("steps", "scaling")
+KINDS = list(AttentionKind)
+FORMULAS = {
+    "q": r"q = x\,W_Q^{(i)} + b_Q^{(i)}",
+    "K": r"K = Y\,W_K^{(i)} + b_K^{(i)}",
+    "V": r"V = Y\,W_V^{(i)} + b_V^{(i)}",
+    "scores": r"s = q\,K^{\top}",
+    "scaled": r"s / \sqrt{d_k}",
+    "masked": r"\tilde s_j = \begin{cases} s_j/\sqrt{d_k} & \text{mask}_j\\ -\infty & \text{otherwise}\end{cases}",
+    "weights": r"a = \operatorname{softmax}(\tilde s)",
+    "head": r"\mathrm{head}_i = a\,V",
+    "heads": r"\mathrm{head}_1, \dots, \mathrm{head}_h",
+    "concat": r"\mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)",
+    "attention": r"\mathrm{MultiHead} = \mathrm{Concat}(\dots)\,W_O + b_O",
+    "residual": r"x + \mathrm{MultiHead}",
+    "norm": r"\mathrm{LayerNorm}(x + \mathrm{MultiHead})",
+    "cross": r"h_2 = \mathrm{LayerNorm}(h_1 + \mathrm{CrossAttention}(h_1, \mathrm{memory}))",
+    "ffn": r"\mathrm{FFN}(h) = \max(0,\,h W_1 + b_1)\,W_2 + b_2",
+    "output": r"\mathrm{LayerNorm}(h + \mathrm{FFN}(h))",
+}
+FIGURES = {"q", "K", "V", "scores", "scaled", "masked", "weights", "head", "heads"}
+
+
+def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
+    """Labels of the query rows of a kind, and the default row (the pronoun's)."""
+    if kind is AttentionKind.ENCODER:
+        return a.source_pieces, a.pronoun_source or 0
+    return a.output_pieces, a.pronoun_step or 0
+
+
+def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
+    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
+    rows, default = query_rows(a, choice.kind)
+    ss = st.session_state
+    origin = (subj.path, a.text, choice.kind)
+    if ss.get("steps_query_origin") != origin:
+        ss["steps_query_origin"], ss["steps_query"] = origin, default
+    ensure_choice("steps_query", range(len(rows)), default)
+    query = st.selectbox(
+        tr("steps.query"), range(len(rows)), format_func=lambda i: f"{i}: {rows[i]}", key="steps_query"
+    )
+    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
+    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    w = cache.memo(
+        "walkthrough",
+        subj.path,
+        (a.text, tuple(dec), choice.kind, choice.layer, choice.head, query),
+        lambda c: walkthrough(c.model, src, dec, choice.kind, choice.layer, choice.head, query, a.labels(choice.kind)),
+    )
+    st.markdown(tr(f"steps.where.{choice.kind.value}", token=rows[query], d_k=w.d_k, d_model=ckpt.config.d_model))
+    for name, stage in w.stages.items():
+        with st.container(border=True, key=f"stage_{name}"):
+            st.markdown(f"**{tr(f'steps.stage.{name}')}**")
+            if name in FORMULAS:
+                st.latex(FORMULAS[name])
+            if name in FIGURES:
+                show_view(StageView(name), w, tr, f"stage_fig_{name}", csv=name in ("K", "V", "heads"))
+            else:
+                st.caption(tr("steps.vector", n=stage.value.size, norm=float((stage.value**2).sum() ** 0.5)))
+            if stage.delta is not None:
+                limit = 1e-5 if name == "output" else None
+                check(f"step_{name}", tr("steps.delta"), stage.delta, limit, tr)
+    check("step_final", tr("steps.final"), w.final_delta, 1e-5, tr)
+
+
+def scaling_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
+    st.markdown(tr("scaling.intro"))
+    exp = _random()
+    with_, without = tr("scaling.with"), tr("scaling.without")
+    x = exp.d_ks
+    charts = {
+        "variance": ({without: (x, exp.variance), with_: (x, exp.variance_scaled)}, True),
+        "entropy": ({without: (x, exp.entropy), with_: (x, exp.entropy_scaled)}, False),
+        "max_weight": ({without: (x, exp.max_weight), with_: (x, exp.max_weight_scaled)}, False),
+        "gradient": ({without: (x, exp.gradient), with_: (x, exp.gradient_scaled)}, False),
+    }
+    cols = st.columns(2) + st.columns(2)
+    for col, (name, (series, log_y)) in zip(cols, charts.items()):
+        with col:
+            fig = figures.line_chart(
+                series,
+                tr(f"scaling.{name}"),
+                x_title="d_k",
+                y_title=tr(f"scaling.{name}_axis"),
+                log_x=True,
+                log_y=log_y,
+                markers=True,
+                height=300,
+            )
+            plot(fig, f"scaling_{name}")
+    st.caption(tr("scaling.random_note", n_keys=exp.n_keys))
+    st.subheader(tr("scaling.model_title"))
+    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
+    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    stats = cache.memo("model_scaling", subj.path, (a.text, tuple(dec)), lambda c: model_scaling(c.model, src, dec))
+    table(
+        [
+            {
+                tr("scaling.col_layer"): f"{tr(f'kind.{s.kind.value}')} L{s.layer}",
+                tr("scaling.col_var"): round(s.variance, 2),
+                tr("scaling.col_var_scaled"): round(s.variance_scaled, 2),
+                tr("scaling.col_entropy"): round(s.entropy, 3),
+                tr("scaling.col_entropy_unscaled"): round(s.entropy_unscaled, 3),
+                tr("scaling.col_max"): round(s.max_weight, 3),
+                tr("scaling.col_max_unscaled"): round(s.max_weight_unscaled, 3),
+            }
+            for s in stats
+        ],
+        "scaling_model",
+    )
+    st.caption(tr("scaling.model_note", d_k=ckpt.config.d_k))
+
+
+@st.cache_resource(show_spinner=False)
+def _random():
+    """The random experiment does not depend on any model: computed once per server."""
+    return random_scaling()
+
+
+RENDER = {"steps": steps_tab, "scaling": scaling_tab}
+
+
+def page() -> None:
+    tr = translator()
+    subj = subject()
+    ckpt = load(subj, tr)
+    st.title(tr("steps.title"))
+    st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V")
+    a = sentence_analysis(subj, ckpt, tr)
+    tabs = st.tabs([tr(f"steps.tab.{name}") for name in TABS], key="steps_tab", on_change="rerun")
+    for name, tab in zip(TABS, tabs):
+        if tab.open:
+            with tab:
+                RENDER[name](subj, ckpt, a, tr)

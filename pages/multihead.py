@@ -1,0 +1,80 @@
+"""Multi-head attention: each head's output, their concatenation, W_O, and how much each head contributes."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from transformer.attention import AttentionKind
+from transformer.inspection.heads import summarize_layer
+from transformer.inspection.multihead import head_contributions
+
+from ._ui import cache
+from ._ui.i18n import Translator
+from ._ui.lesson_views import ContributionView, VectorsView
+from ._ui.sentence import sentence_analysis
+from ._ui.session import PICK, load, subject, translator
+from ._ui.widgets import check, ensure_choice, head_picker, show_view, table
+from .arithmetic import query_rows
+
+KINDS = list(AttentionKind)
+
+
+def describe(summary, key_labels: list[str], tr: Translator) -> str:
+    """One measured sentence per head: what most of its rows attend to."""
+    if summary.pattern in ("spread", "varies"):
+        return tr(f"multihead.pattern.{summary.pattern}", head=summary.head, entropy=summary.entropy)
+    token = key_labels[summary.key] if summary.key is not None else ""
+    return tr(f"multihead.pattern.{summary.pattern}", head=summary.head, share=summary.share, token=token)
+
+
+def page() -> None:
+    tr = translator()
+    subj = subject()
+    ckpt = load(subj, tr)
+    st.title(tr("multihead.title"))
+    st.latex(r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O + b_O")
+    st.markdown(tr("multihead.intro", h=ckpt.config.n_heads, d_k=ckpt.config.d_k, d_model=ckpt.config.d_model))
+    a = sentence_analysis(subj, ckpt, tr)
+    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
+    rows, default = query_rows(a, choice.kind)
+    ss = st.session_state
+    origin = (subj.path, a.text, choice.kind)
+    if ss.get("mh_query_origin") != origin:
+        ss["mh_query_origin"], ss["mh_query"] = origin, default
+    ensure_choice("mh_query", range(len(rows)), default)
+    query = st.selectbox(tr("steps.query"), range(len(rows)), format_func=lambda i: f"{i}: {rows[i]}", key="mh_query")
+    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
+    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    c = cache.memo(
+        "contributions",
+        subj.path,
+        (a.text, tuple(dec), choice.kind, choice.layer, query),
+        lambda m: head_contributions(m.model, src, dec, choice.kind, choice.layer, query),
+    )
+    st.subheader(tr("multihead.what_heads_do", layer=choice.layer))
+    with st.container(key="head_sentences"):
+        keys = a.labels(choice.kind)[1]
+        for summary in summarize_layer(a.maps(choice.kind), choice.kind, choice.layer):
+            st.markdown("- " + describe(summary, [k.replace("*", "∗") for k in keys], tr))
+    st.caption(tr("multihead.measured_note"))
+    c1, c2 = st.columns([2, 1])
+    with c1:
+        show_view(VectorsView("heads"), c, tr, "mh_heads")
+        show_view(VectorsView("concat"), c, tr, "mh_concat")
+    with c2:
+        show_view(ContributionView(), c, tr, "mh_shares")
+    show_view(VectorsView("w_o"), c, tr, "mh_w_o")
+    st.markdown(tr("multihead.contribution_text"))
+    table(
+        [
+            {
+                tr("multihead.col_head"): h,
+                tr("multihead.col_norm"): round(float(c.norms[h]), 4),
+                tr("multihead.col_share"): f"{c.shares[h]:.1%}",
+            }
+            for h in range(len(c.norms))
+        ],
+        "mh_table",
+    )
+    check("mh_reconstruction", tr("multihead.check_reconstruction"), c.reconstruction_error(), 1e-5, tr)
+    check("mh_sum", tr("multihead.check_sum"), c.sum_error(), 1e-5, tr)

@@ -5,27 +5,33 @@ from __future__ import annotations
 import streamlit as st
 import torch
 
-from pages import arithmetic, explorer, masks, multihead, positions, variants
+from pages import arithmetic, explorer, headlab, masks, multihead, positions, training, variants
 from pages._ui import session
 
 torch.set_num_threads(1)  # measured: one thread per model call serves many sessions best (bench/bench_load.py)
 
-st.set_page_config(page_title="Attention Is All You Need", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="Attention Is All You Need", page_icon=":material/grid_view:", layout="wide")
 tr = session.setup()
-nav = st.navigation(
-    {
-        tr("nav.explore"): [
-            st.Page(explorer.page, title=tr("nav.explorer"), icon="🔍", url_path="explore", default=True),
-        ],
-        tr("nav.learn"): [
-            st.Page(masks.page, title=tr("nav.masks"), icon="🎭", url_path="mask-effects"),
-            st.Page(positions.page, title=tr("nav.positions"), icon="〰️", url_path="positional-encoding"),
-            st.Page(arithmetic.page, title=tr("nav.steps"), icon="🧮", url_path="scaled-dot-product"),
-            st.Page(multihead.page, title=tr("nav.multihead"), icon="🧩", url_path="multi-head"),
-            st.Page(variants.page, title=tr("nav.variants"), icon="⚖️", url_path="attention-variants"),
-        ],
-    }
-)
+sections = {
+    "nav.explore": [
+        st.Page(
+            explorer.page, title=tr("nav.explorer"), icon=":material/grid_view:", url_path="explorer", default=True
+        ),
+        st.Page(headlab.page, title=tr("nav.headlab"), icon=":material/science:", url_path="headlab"),
+    ],
+    "nav.learn": [
+        st.Page(masks.page, title=tr("nav.masks"), icon=":material/visibility_off:", url_path="masks"),
+        st.Page(positions.page, title=tr("nav.positions"), icon=":material/waves:", url_path="positions"),
+        st.Page(arithmetic.page, title=tr("nav.steps"), icon=":material/calculate:", url_path="arithmetic"),
+        st.Page(multihead.page, title=tr("nav.multihead"), icon=":material/view_column:", url_path="multihead"),
+        st.Page(variants.page, title=tr("nav.variants"), icon=":material/compare_arrows:", url_path="variants"),
+    ],
+    "nav.train": [
+        st.Page(training.page, title=tr("nav.training"), icon=":material/model_training:", url_path="training"),
+    ],
+}
+nav = st.navigation({tr(name): pages for name, pages in sections.items()})
 session.sidebar(tr)
+session.follow_link({p.url_path: p for pages in sections.values() for p in pages})
 nav.run()
 session.share_link()

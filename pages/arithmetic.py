@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._ui import cache, figures
+from pages._ui.i18n import Translator
+from pages._ui.lesson_views import StageView
+from pages._ui.sentence import sentence_analysis
+from pages._ui.session import PICK, Subject, load, subject, translator
+from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.arithmetic import walkthrough
 from transformer.inspection.scaling import model_scaling, random_scaling
-
-from ._ui import cache, figures
-from ._ui.i18n import Translator
-from ._ui.lesson_views import StageView
-from ._ui.sentence import sentence_analysis
-from ._ui.session import PICK, Subject, load, subject, translator
-from ._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 
 TABS = ("steps", "scaling")
 KINDS = list(AttentionKind)
@@ -151,3 +150,9 @@ def page() -> None:
         if tab.open:
             with tab:
                 RENDER[name](subj, ckpt, a, tr)
+
+
+if __name__ == "__main__":  # see pages/_ui/entry.py
+    from pages._ui.entry import run_entry_page
+
+    run_entry_page()

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from transformer.attention import AttentionKind
-from transformer.checkpoint import Checkpoint
-
-from ._ui.i18n import Translator
-from ._ui.probe import default_head
-from ._ui.sentence import sentence_analysis, view_context
-from ._ui.session import EXAMPLES, PICK, load, subject, translator
-from ._ui.views import (
+from pages._ui.i18n import Translator
+from pages._ui.probe import default_head
+from pages._ui.sentence import sentence_analysis, view_context
+from pages._ui.session import EXAMPLES, PICK, load, subject, translator
+from pages._ui.views import (
     CandidatesView,
     Context,
     DiffView,
@@ -21,7 +18,9 @@ from ._ui.views import (
     ReplayView,
     WordsView,
 )
-from ._ui.widgets import ensure_choice, head_picker, plot, show_view
+from pages._ui.widgets import ensure_choice, head_picker, plot, show_view
+from transformer.attention import AttentionKind
+from transformer.checkpoint import Checkpoint
 
 KINDS = list(AttentionKind)
 TABS = ("heads", "overview", "focus", "words", "compare", "replay")
@@ -164,3 +163,9 @@ def page() -> None:
         if tab.open:  # only the open tab computes and sends its figures
             with tab:
                 RENDER[name](ctx, tr)
+
+
+if __name__ == "__main__":  # see pages/_ui/entry.py
+    from pages._ui.entry import run_entry_page
+
+    run_entry_page()

@@ -6,17 +6,16 @@ import json
 
 import streamlit as st
 
+from pages._ui import cache, figures
+from pages._ui.i18n import Translator
+from pages._ui.lesson_views import STAGES, LookAheadRowView, LookAheadView, PaddingStageView
+from pages._ui.sentence import sentence_analysis
+from pages._ui.session import Subject, load, subject, translator
+from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import masking
 from transformer.layout import METRICS_FILE, checkpoints_root
-
-from ._ui import cache, figures
-from ._ui.i18n import Translator
-from ._ui.lesson_views import STAGES, LookAheadRowView, LookAheadView, PaddingStageView
-from ._ui.sentence import sentence_analysis
-from ._ui.session import Subject, load, subject, translator
-from ._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 
 TABS = ("padding", "look_ahead", "off")
 OTHER = "The dogs and the cat didn't cross the bridge because they were too tired."
@@ -178,3 +177,9 @@ def page() -> None:
         if tab.open:
             with tab:
                 RENDER[name](subj, ckpt, tr)
+
+
+if __name__ == "__main__":  # see pages/_ui/entry.py
+    from pages._ui.entry import run_entry_page
+
+    run_entry_page()

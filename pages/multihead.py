@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._ui import cache
+from pages._ui.i18n import Translator
+from pages._ui.lesson_views import ContributionView, VectorsView
+from pages._ui.sentence import sentence_analysis
+from pages._ui.session import PICK, load, subject, translator
+from pages._ui.widgets import check, ensure_choice, head_picker, show_view, table
+from pages.arithmetic import query_rows
 from transformer.attention import AttentionKind
 from transformer.inspection.heads import summarize_layer
 from transformer.inspection.multihead import head_contributions
-
-from ._ui import cache
-from ._ui.i18n import Translator
-from ._ui.lesson_views import ContributionView, VectorsView
-from ._ui.sentence import sentence_analysis
-from ._ui.session import PICK, load, subject, translator
-from ._ui.widgets import check, ensure_choice, head_picker, show_view, table
-from .arithmetic import query_rows
 
 KINDS = list(AttentionKind)
 
@@ -78,3 +77,9 @@ def page() -> None:
     )
     check("mh_reconstruction", tr("multihead.check_reconstruction"), c.reconstruction_error(), 1e-5, tr)
     check("mh_sum", tr("multihead.check_sum"), c.sum_error(), 1e-5, tr)
+
+
+if __name__ == "__main__":  # see pages/_ui/entry.py
+    from pages._ui.entry import run_entry_page
+
+    run_entry_page()

@@ -6,16 +6,15 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from pages._ui import cache, figures
+from pages._ui.i18n import Translator
+from pages._ui.lesson_views import OrderMapView, SimilarityView, TableView, WavesView
+from pages._ui.sentence import sentence_analysis
+from pages._ui.session import Subject, load, subject, translator
+from pages._ui.widgets import check, head_picker, plot, show_view, table
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import positions
-
-from ._ui import cache, figures
-from ._ui.i18n import Translator
-from ._ui.lesson_views import OrderMapView, SimilarityView, TableView, WavesView
-from ._ui.sentence import sentence_analysis
-from ._ui.session import Subject, load, subject, translator
-from ._ui.widgets import check, head_picker, plot, show_view, table
 
 TABS = ("table", "sentence", "order")
 FORMULA = (
@@ -142,3 +141,9 @@ def page() -> None:
         if tab.open:
             with tab:
                 RENDER[name](subj, ckpt, tr)
+
+
+if __name__ == "__main__":  # see pages/_ui/entry.py
+    from pages._ui.entry import run_entry_page
+
+    run_entry_page()

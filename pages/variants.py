@@ -6,17 +6,16 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from pages._ui import cache, figures
+from pages._ui.i18n import Translator
+from pages._ui.lesson_views import WindowMapView
+from pages._ui.sentence import sentence_analysis
+from pages._ui.session import Subject, load, subject, translator
+from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import variants
-
-from ._ui import cache, figures
-from ._ui.i18n import Translator
-from ._ui.lesson_views import WindowMapView
-from ._ui.sentence import sentence_analysis
-from ._ui.session import Subject, load, subject, translator
-from ._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 
 TABS = ("scoring", "restricted", "table1")
 SCORERS = ("dot", "scaled_dot", "general", "additive")
@@ -191,3 +190,9 @@ def page() -> None:
     if tabs[2].open:
         with tabs[2]:
             table1_tab(tr)
+
+
+if __name__ == "__main__":  # see pages/_ui/entry.py
+    from pages._ui.entry import run_entry_page
+
+    run_entry_page()

@@ -3,11 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q -r requirements-test.txt
-if ! command -v chromium >/dev/null 2>&1; then
-  # The browser test drives Debian's chromium (never a downloaded browser).
+# The browser tests drive Debian's chromium (never a downloaded browser); the Chinese screenshots need a CJK font.
+missing=""
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+fc-list 2>/dev/null | grep -qi "wenquanyi" || missing="$missing fonts-wqy-microhei"
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -q && $SUDO apt-get install -y -q chromium
+  $SUDO apt-get update -q && $SUDO apt-get install -y -q $missing
 fi
 python3 -m ruff check .
 python3 -m pytest -q "$@"

@@ -98,7 +98,7 @@ def test_rollout_rows_sum_to_one_and_follow_the_definition():
 
 @shipped
 def test_step_by_step_page_matches_the_model():
-    at = run(app("scaled-dot-product"))
+    at = run(app("arithmetic"))
     assert check_value(at, "step_final") <= 1e-5
     for stage in ("q", "K", "scores", "scaled", "masked", "weights", "head", "attention", "norm"):
         assert check_value(at, f"step_{stage}") <= 1e-4, stage
@@ -113,7 +113,7 @@ def test_step_by_step_page_matches_the_model():
 
 @shipped
 def test_multihead_page_concat_and_contributions_add_up():
-    at = run(app("multi-head"))
+    at = run(app("multihead"))
     assert check_value(at, "mh_reconstruction") <= 1e-5
     assert check_value(at, "mh_sum") <= 1e-5
     shares = table(at, "mh_table").iloc[:, 2].str.rstrip("%").astype(float)
@@ -124,7 +124,7 @@ def test_multihead_page_concat_and_contributions_add_up():
 
 @shipped
 def test_variants_page_wide_window_changes_nothing():
-    at = run(app("attention-variants", variants_tab=EN("variants.tab.restricted")))
+    at = run(app("variants", variants_tab=EN("variants.tab.restricted")))
     assert check_value(at, "window_full") == 0.0
     rows = table(at, "restricted_table")
     assert len(rows) >= 10  # r = S, S - 1, ..., 0

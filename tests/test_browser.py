@@ -16,7 +16,7 @@ from conftest import ROOT, subprocess_env
 
 from pages._ui.i18n import Translator
 from transformer.corpus import SEED_SENTENCES
-from transformer.layout import DEFAULT_CHECKPOINT
+from transformer.layout import DEFAULT_CHECKPOINT, SHIPPED_ROOT
 
 EN = Translator("en")
 ARTIFACTS = ROOT / "test-artifacts"
@@ -31,8 +31,18 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def checkpoint_root(tmp: Path) -> Path:
+    """A checkpoints root for the server: the shipped checkpoints, hard-linked (no copy, no symlink)."""
+    root = tmp / "checkpoints"
+    root.mkdir()
+    for ckpt in SHIPPED_ROOT.iterdir():
+        if ckpt.is_dir() and not ckpt.name.startswith("."):
+            shutil.copytree(ckpt, root / ckpt.name, copy_function=os.link)
+    return root
+
+
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail("Debian's chromium is not installed (scripts/test.sh installs it)")
@@ -53,7 +63,7 @@ def server():
             "true",
         ],
         cwd=str(ROOT),
-        env=subprocess_env(),
+        env=subprocess_env(TRANSFORMER_CHECKPOINTS=str(checkpoint_root(tmp_path_factory.mktemp("root")))),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.STDOUT,
     )
@@ -126,3 +136,91 @@ def test_type_translate_focus_and_screenshot(server):
         page.screenshot(path=str(ARTIFACTS / "explorer-token-focus.png"), full_page=True)
         browser.close()
     assert (ARTIFACTS / "explorer-token-focus.png").stat().st_size > 10_000
+
+
+PAGES = ["explorer", "masks", "positions", "arithmetic", "multihead", "variants"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_renders_in_both_languages_and_is_screenshotted(server, lang):
+    """Each page opened from a share link (?lang=...): it draws charts, shows no exception, speaks the language."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from pages._ui.i18n import Translator
+
+    tr = Translator(lang)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        for url_path in PAGES:
+            page.goto(f"{server}/{url_path}?lang={lang}", wait_until="domcontentloaded")
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+            expect(page.get_by_role("heading", level=1).first).to_be_visible()
+            page.wait_for_function(
+                "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') "
+                "!== 'running'",
+                timeout=60_000,
+            )
+            time.sleep(0.8)  # let plotly finish drawing
+            assert page.locator('[data-testid="stException"]').count() == 0, url_path
+            title = page.get_by_role("heading", level=1).first.inner_text()
+            assert title.strip() == tr(
+                {
+                    "explorer": "explorer.title",
+                    "masks": "masks.title",
+                    "positions": "positions.title",
+                    "arithmetic": "steps.title",
+                    "multihead": "multihead.title",
+                    "variants": "variants.title",
+                }[url_path]
+            )
+            page.screenshot(path=str(ARTIFACTS / f"{url_path}-{lang}.png"), full_page=True)
+        browser.close()
+
+
+def test_train_a_tiny_model_in_the_browser_and_follow_a_probe_link(server):
+    """Start a tiny run from the training page, watch the progress bar move, screenshot the curves;
+    then open the head lab's best cross head in the explorer."""
+    from playwright.sync_api import expect, sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page.goto(f"{server}/training", wait_until="domcontentloaded")
+        name = page.get_by_label(EN("train.name"), exact=True)
+        expect(name).to_be_visible(timeout=60_000)
+        name.fill("browser-run")
+        steps = page.get_by_label(EN("train.steps"), exact=True)
+        steps.fill("150")
+        page.get_by_role("button", name=EN("train.start")).click()
+        bar = page.locator('[data-testid="stProgress"] [role="progressbar"]')
+        expect(bar).to_be_visible(timeout=60_000)
+        values = set()
+        for _ in range(300):
+            values.add(bar.get_attribute("aria-valuenow"))
+            if page.get_by_text("browser-run", exact=False).filter(has_text="150").count() and len(values) > 2:
+                break
+            time.sleep(0.2)
+        assert len(values) > 2, values  # the bar moved while the run went on
+        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_role("button", name=EN("train.open", name="browser-run"))).to_be_visible(timeout=240_000)
+        time.sleep(1.0)
+        page.screenshot(path=str(ARTIFACTS / "training-curves.png"), full_page=True)
+        # the head lab's probe links into the explorer
+        page.goto(f"{server}/headlab", wait_until="domcontentloaded")
+        page.get_by_role("tab", name=EN("lab.tab.probe")).click()
+        link = page.get_by_role("button", name=EN("lab.open_explorer", head="L1 H1"))
+        expect(link.first).to_be_visible(timeout=60_000)
+        link.first.click()
+        expect(page.get_by_role("heading", name=EN("explorer.title"))).to_be_visible(timeout=60_000)
+        enlarged = EN("view.head", kind=EN("kind.cross"), layer=1, head=1)
+        expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=60_000)
+        browser.close()

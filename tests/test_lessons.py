@@ -16,7 +16,7 @@ ZH = Translator("zh")
 
 
 def test_masks_page_padding_and_look_ahead_entries_are_exactly_zero():
-    at = run(app("mask-effects"))
+    at = run(app("masks"))
     assert set(figures(at)) == {"padding_scaled", "padding_masked", "padding_weights"}
     assert check_value(at, "pad_weight") == 0.0
     figs = figures(at)
@@ -33,7 +33,7 @@ def test_masks_page_padding_and_look_ahead_entries_are_exactly_zero():
 
 
 def test_switching_masks_off_changes_what_the_page_says_it_changes():
-    at = run(app("mask-effects", masks_tab=EN("masks.tab.off")))
+    at = run(app("masks", masks_tab=EN("masks.tab.off")))
     assert check_value(at, "upper_open") > 0  # every row now sees later positions
     w = z_of(figures(at)["off_open"]["data"][0])
     assert np.all(w[np.triu_indices(w.shape[0], 1)] > 0)
@@ -55,12 +55,12 @@ def test_the_leak_twins_show_a_lower_loss_and_a_lower_exact_match_without_the_ma
     assert masked["train_config"]["look_ahead_mask"] is True and open_["train_config"]["look_ahead_mask"] is False
     assert open_["final_loss"] < masked["final_loss"] - 0.2
     assert open_["evaluation"]["exact_match"] < masked["evaluation"]["exact_match"] - 0.5
-    at = run(app("mask-effects", masks_tab=EN("masks.tab.off")))
+    at = run(app("masks", masks_tab=EN("masks.tab.off")))
     assert "leak_curves" in figures(at) and len(table(at, "leak_table")) == 2
 
 
 def test_positions_page_checks_hold():
-    at = run(app("positional-encoding"))
+    at = run(app("positions"))
     assert check_value(at, "relative") <= 1e-5
     assert {"pe_table", "pe_similarity", "pe_waves"} <= set(figures(at))
     tab(at, "positions_tab", "positions.tab.order")
@@ -75,9 +75,9 @@ def test_positions_page_checks_hold():
 @pytest.mark.parametrize(
     "page,tab_key,tabs",
     [
-        ("mask-effects", "masks_tab", ("masks.tab.padding", "masks.tab.look_ahead", "masks.tab.off")),
+        ("masks", "masks_tab", ("masks.tab.padding", "masks.tab.look_ahead", "masks.tab.off")),
         (
-            "positional-encoding",
+            "positions",
             "positions_tab",
             ("positions.tab.table", "positions.tab.sentence", "positions.tab.order"),
         ),

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +16,7 @@ from .attention import AttentionKind
 from .checkpoint import CheckpointError, load_checkpoint
 from .corpus import CorpusFormatError, CorpusSpec, generate
 from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
-from .train import TrainingError
+from .train import RunLock, TrainingError
 
 
 class CLIError(Exception):
@@ -77,8 +80,30 @@ def cmd_translate(args: argparse.Namespace) -> int:
     return 0
 
 
+MODEL_ARGS = {  # --flag: TransformerConfig field
+    "encoder_layers": "n_encoder_layers",
+    "decoder_layers": "n_decoder_layers",
+    "d_model": "d_model",
+    "heads": "n_heads",
+    "d_ff": "d_ff",
+    "dropout": "dropout",
+    "positional": "positional",
+}
+
+
+@contextlib.contextmanager
+def job_lock(path: str | None):
+    """Hold an exclusive lock for the whole run: one training job per lock file (the app's, per server)."""
+    if path is None:
+        yield
+        return
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with RunLock(Path(path).parent, Path(path).name, busy="another training job is running on this server"):
+        yield
+
+
 def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
-    from .train import PRESETS, JsonlLogger, TqdmCallback, Trainer
+    from .train import PRESETS, JsonlLogger, ProbeAtSnapshots, TqdmCallback, Trainer
 
     cfg = PRESETS[args.preset]
     changes: dict[str, Any] = {}
@@ -86,8 +111,9 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
         value = getattr(args, name)
         if value is not None:
             changes[name] = value
-    if args.dropout is not None:
-        changes["model_overrides"] = {**cfg.model_overrides, "dropout": args.dropout}
+    overrides = {field: getattr(args, arg) for arg, field in MODEL_ARGS.items() if getattr(args, arg) is not None}
+    if overrides:
+        changes["model_overrides"] = {**cfg.model_overrides, **overrides}
     if args.snapshots is not None:
         changes["snapshot_steps"] = tuple(int(s) for s in args.snapshots.split(",") if s.strip())
     if args.data:
@@ -95,35 +121,36 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     cfg = dataclasses.replace(cfg, **changes)
     out = Path(args.out or (DEFAULT_CHECKPOINT if args.preset == "coref" else SHIPPED_ROOT / args.preset))
     callbacks = [JsonlLogger(out / METRICS_FILE)]
+    if args.probe:
+        callbacks.append(ProbeAtSnapshots(out / METRICS_FILE))
     if not args.quiet:
         callbacks.append(TqdmCallback())
-    trainer = Trainer(cfg, out, callbacks, overwrite=args.overwrite)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())  # stop cleanly after this step, keeping what was saved
+    trainer = Trainer(cfg, out, callbacks, overwrite=args.overwrite, stop_event=stop)
     if trainer.distributed:
         import torch
         import torch.distributed as dist
 
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     try:
-        result = trainer.train()
+        with job_lock(args.job_lock):
+            result = trainer.train()
+            evaluated = trainer.is_main and not result["stopped"] and not args.no_evaluate and cfg.data_file is None
+            if evaluated:
+                from .checkpoint import update_card
+                from .evaluate import evaluate
+
+                ckpt = load_checkpoint(out)
+                report = evaluate(ckpt.model, ckpt.tokenizer, generate(cfg.corpus)[1])
+                command = "python -m transformer " + " ".join(sys.argv[1:] if argv is None else argv)
+                update_card(out, {"command": command, "evaluation": report})
+                result["pronoun_accuracy"] = report["pronoun_accuracy"]
     finally:
         if trainer.distributed:
             import torch.distributed as dist
 
             dist.destroy_process_group()
-    if trainer.is_main and not result["stopped"] and not args.no_evaluate and cfg.data_file is None:
-        from .checkpoint import update_card
-        from .evaluate import evaluate
-
-        ckpt = load_checkpoint(out)
-        report = evaluate(ckpt.model, ckpt.tokenizer, generate(cfg.corpus)[1])
-        update_card(
-            out,
-            {
-                "command": "python -m transformer " + " ".join(sys.argv[1:] if argv is None else argv),
-                "evaluation": report,
-            },
-        )
-        result["pronoun_accuracy"] = report["pronoun_accuracy"]
     if trainer.is_main:
         print(json.dumps({"out": str(out), **result}))
     return 0
@@ -178,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--warmup-steps", type=int)
     t.add_argument("--label-smoothing", type=float)
     t.add_argument("--dropout", type=float)
+    t.add_argument("--encoder-layers", type=int, help="N of the encoder stack")
+    t.add_argument("--decoder-layers", type=int, help="N of the decoder stack")
+    t.add_argument("--d-model", type=int)
+    t.add_argument("--heads", type=int, help="h, the number of attention heads")
+    t.add_argument("--d-ff", type=int)
+    t.add_argument("--positional", choices=["sinusoidal", "learned", "none"])
+    t.add_argument("--probe", action="store_true", help="log the coreference probe at every snapshot")
+    t.add_argument("--job-lock", help="a lock file held for the whole run (one job per lock)")
     t.add_argument("--clip-norm", type=float)
     t.add_argument("--seed", type=int)
     t.add_argument("--snapshots", help="comma-separated steps at which to keep a snapshot, e.g. 0,100,300")

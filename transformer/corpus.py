@@ -499,19 +499,29 @@ def _sample(
     )
 
 
-def generate(spec: CorpusSpec = CorpusSpec()) -> tuple[list[Example], list[Example]]:
-    """(train, test): disjoint by noun pair; the test split holds every animal+street sentence."""
+def _split_pairs(spec: CorpusSpec) -> tuple[set, list, list]:
     held = held_out_pairs(spec)
     train_pairs, test_pairs_ = [], []
     for template, ps in noun_pairs().items():
         for a, b in ps:
             key = tuple(sorted((a.en, b.en)))
             (test_pairs_ if key in held else train_pairs).append((template, (a, b)))
+    return held, train_pairs, test_pairs_
+
+
+def generate_test(spec: CorpusSpec = CorpusSpec()) -> list[Example]:
+    """The test split alone (the same sentences as generate(spec)[1], without building the training split)."""
+    held, _, test_pairs_ = _split_pairs(spec)
+    test_rng = random.Random(spec.seed + 1)
+    return [_sample(test_rng, spec, test_pairs_, held, True) for _ in range(spec.n_test)]
+
+
+def generate(spec: CorpusSpec = CorpusSpec()) -> tuple[list[Example], list[Example]]:
+    """(train, test): disjoint by noun pair; the test split holds every animal+street sentence."""
+    held, train_pairs, _ = _split_pairs(spec)
     rng = random.Random(spec.seed)
     train = [_sample(rng, spec, train_pairs, held, False) for _ in range(spec.n_examples)]
-    test_rng = random.Random(spec.seed + 1)
-    test = [_sample(test_rng, spec, test_pairs_, held, True) for _ in range(spec.n_test)]
-    return train, test
+    return train, generate_test(spec)
 
 
 SEED_SENTENCES = (

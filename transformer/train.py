@@ -39,6 +39,7 @@ from .layout import METRICS_FILE, OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, sna
 from .model import Transformer
 from .options import CallOptions
 from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
+from .vocabulary import training_vocabulary
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,39 @@ class JsonlLogger(TrainCallback):
             append_jsonl(self.path, dataclasses.asdict(event))
 
 
+class ProbeAtSnapshots(TrainCallback):
+    """At every snapshot, the coreference probe's best score per row kind on a sample of the held-out
+    split, appended to the metrics log as {"step": s, "probe": {"encoder/pronoun": ..., ...}}."""
+
+    def __init__(self, path: str | Path, n_sentences: int = 200) -> None:
+        self.path = Path(path)
+        self.n = n_sentences
+        self.trainer: Trainer | None = None
+        self.examples: list[Example] = []
+
+    def on_start(self, trainer: Trainer) -> None:
+        from .corpus import generate_test
+
+        self.trainer = trainer
+        if not trainer.config.data_file:
+            self.examples = generate_test(trainer.config.corpus)[: self.n]
+
+    def on_checkpoint(self, step: int, path: Path, kind: str) -> None:
+        if kind != "snapshot" or not self.examples or self.trainer is None:
+            return
+        from .evaluate import coreference_probe
+
+        model = self.trainer.model
+        was_training = model.training
+        model.eval()
+        try:
+            probe = coreference_probe(model, self.trainer.tokenizer, self.examples)
+        finally:
+            model.train(was_training)
+        best = {q.label(): round(probe.best(q)[2], 4) for q in probe.scores}
+        append_jsonl(self.path, {"step": step, "probe": best})
+
+
 class TqdmCallback(TrainCallback):
     """A progress bar with loss and rate (used by the CLI)."""
 
@@ -204,8 +238,9 @@ class TrainingError(RuntimeError):
 class RunLock:
     """One training run per output folder: an exclusive lock file (released on exit or crash)."""
 
-    def __init__(self, out: Path, name: str = ".train.lock") -> None:
+    def __init__(self, out: Path, name: str = ".train.lock", busy: str | None = None) -> None:
         self.path = Path(out) / name
+        self.busy = busy or f"another training run is writing to {self.path.parent}; wait for it or pick --out"
         self.fh = None
 
     def __enter__(self) -> RunLock:
@@ -217,10 +252,16 @@ class RunLock:
             fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.fh.close()
-            raise TrainingError(
-                f"another training run is writing to {self.path.parent}; wait for it or pick --out"
-            ) from None
+            raise TrainingError(self.busy) from None
         return self
+
+    def held_elsewhere(self) -> bool:
+        """True when another process holds the lock (a quick try, released at once)."""
+        try:
+            with self:
+                return False
+        except TrainingError:
+            return True
 
     def __exit__(self, *exc: object) -> None:
         import fcntl
@@ -400,6 +441,7 @@ class Trainer:
         if (self.out / "config.json").exists() and not self.overwrite:
             raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
         examples = load_training_examples(cfg)
+        self.vocabulary = training_vocabulary(examples)
         saved_optimizer = None
         self._resume_state: dict[str, Any] = {}
         if resume.exists() and not self.overwrite:
@@ -443,6 +485,7 @@ class Trainer:
             "threads": torch.get_num_threads(),
             "n_train_pairs": len(self.data),
             "parameters": self.model.num_parameters(),
+            "vocabulary": self.vocabulary.to_card(),
             **(extra or {}),
         }
 

@@ -113,10 +113,10 @@ def sidebar(tr: Translator) -> None:
         st.selectbox(tr("sidebar.language"), list(LANGUAGES), format_func=LANGUAGES.get, key="lang")
         st.header(tr("sidebar.header"))
         choices = checkpoint_choices()
-        if not choices:
+        if choices:
+            st.selectbox(tr("sidebar.checkpoint"), list(choices), key="checkpoint", help=tr("sidebar.checkpoint_help"))
+        else:  # the pages that need a model say so; the training page still works
             st.error(tr("sidebar.no_checkpoint", root=str(checkpoints_root())))
-            st.stop()
-        st.selectbox(tr("sidebar.checkpoint"), list(choices), key="checkpoint", help=tr("sidebar.checkpoint_help"))
         st.selectbox(tr("sidebar.examples"), EXAMPLES, key="example", on_change=_use_example)
         st.text_area(tr("sidebar.sentence"), key="text", height=110)
         st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=tr("sidebar.beam_help"))
@@ -148,6 +148,13 @@ def share_link() -> None:
             qp[name] = str(value)
 
 
+def follow_link(pages: dict) -> None:
+    """A button asked to open another page (e.g. the head lab's "open in the explorer"): go there now."""
+    target = st.session_state.pop("_goto", None)
+    if target in pages:
+        st.switch_page(pages[target])
+
+
 @dataclass(frozen=True)
 class Subject:
     """What a page works on: a checkpoint and a sentence, as chosen in the sidebar."""
@@ -159,7 +166,11 @@ class Subject:
 
 
 def subject() -> Subject:
+    """The sidebar's checkpoint and sentence; without any checkpoint the page stops with a message."""
     choices = checkpoint_choices()
+    if not choices:
+        st.error(translator()("sidebar.no_checkpoint", root=str(checkpoints_root())))
+        st.stop()
     ss = st.session_state
     label = ss.get("checkpoint")
     if label not in choices:

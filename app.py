@@ -32,6 +32,6 @@ sections = {
 }
 nav = st.navigation({tr(name): pages for name, pages in sections.items()})
 session.sidebar(tr)
-session.follow_link({p.url_path: p for pages in sections.values() for p in pages})
+session.follow_link({p.url_path or "explorer": p for pages in sections.values() for p in pages})  # default: ""
 nav.run()
 session.share_link()

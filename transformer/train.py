@@ -19,6 +19,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import threading
 import time
@@ -38,7 +39,7 @@ from .corpus import CorpusSpec, Example, generate, read_tsv
 from .layout import METRICS_FILE, OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
 from .model import Transformer
 from .options import CallOptions
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
+from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch, word_groups
 from .vocabulary import training_vocabulary
 
 
@@ -65,8 +66,9 @@ class TrainConfig:
     max_len: int = 64  # longest training sentence, in pieces
     # Off only to show why the mask exists: the decoder then sees the token it must predict.
     look_ahead_mask: bool = True
-    # > 0: a loss that pulls every cross-attention head's row writing il/elle onto "it"/"they"
-    # (word alignment, Garg et al. 2019), so that only the encoder can resolve the reference.
+    # > 0: a loss that pulls every cross-attention head's row writing il/elle onto "it"/"they", and the
+    # row writing the connective (parce que / puisque / car) onto the English one (word alignment,
+    # Garg et al. 2019), so that only the encoder can resolve the reference.
     align_pronoun: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -273,10 +275,32 @@ class RunLock:
 # ---------------------------------------------------------------- data
 @dataclass
 class Alignment:
-    """Where the alignment loss looks in one pair: the target row that writes il/elle, the source pieces of it/they."""
+    """One supervised row of a pair: the target row (the decoder row that writes a word) and the source
+    pieces of the English word it translates."""
 
     row: int
     columns: list[int]
+
+
+FRENCH_CONNECTIVE = re.compile(r"(parce qu|puisqu|car )")
+
+
+def pronoun_alignments(tokenizer: Tokenizer, ex: Example) -> list[Alignment]:
+    """il/elle ↔ it/they and the connective ↔ because/since/as, for one pronoun example ([] when none)."""
+    from .evaluate import probe_rows
+
+    rows = probe_rows(tokenizer, ex)
+    if rows is None:
+        return []
+    out = [Alignment(rows.cross_row, [rows.pronoun_row])]
+    m = FRENCH_CONNECTIVE.search(ex.tgt)
+    if m is not None and ex.pronoun > 0:
+        words = word_groups(tokenizer.pieces(tokenizer.encode(ex.src)))
+        pieces = tokenizer.encode_with_offsets(ex.tgt)
+        row = next((i for i, (_, _, b, e) in enumerate(pieces) if b <= m.start() < e), None)
+        if row is not None:
+            out.append(Alignment(row, words[ex.pronoun - 1]))
+    return out
 
 
 def load_training_examples(config: TrainConfig) -> list[tuple[str, str]] | list[Example]:
@@ -298,19 +322,17 @@ class TrainingData:
         rank: int = 0,
         world_size: int = 1,
     ) -> None:
-        from .evaluate import probe_rows
-
         self.config, self.rank, self.world_size = config, rank, world_size
         self.pairs: list[tuple[list[int], list[int]]] = []
-        self.alignments: list[Alignment | None] = []
+        self.alignments: list[list[Alignment]] = []
         for ex in examples:
             src, tgt = (ex.src, ex.tgt) if isinstance(ex, Example) else ex
             x, y = tokenizer.encode(src), tokenizer.encode(tgt)
             if not (0 < len(x) < config.max_len and 0 < len(y) < config.max_len):
                 continue
             self.pairs.append((x, y))
-            rows = probe_rows(tokenizer, ex) if config.align_pronoun and isinstance(ex, Example) else None
-            self.alignments.append(None if rows is None else Alignment(rows.cross_row, [rows.pronoun_row]))
+            supervised = config.align_pronoun and isinstance(ex, Example)
+            self.alignments.append(pronoun_alignments(tokenizer, ex) if supervised else [])
         if not self.pairs:
             raise TrainingError("no usable training pairs (all empty or longer than max_len)")
 
@@ -343,17 +365,16 @@ class TrainingData:
         return src, tgt_in, tgt_out
 
 
-def alignment_loss(cross: list[Tensor], alignments: list[Alignment | None]) -> Tensor | None:
+def alignment_loss(cross: list[Tensor], alignments: list[list[Alignment]]) -> Tensor | None:
     """Mean of -log(weight on the aligned source pieces) over every cross-attention layer and head.
 
-    cross: [L] (B, H, T, S) weights; alignments: one per batch row (None: not supervised).
+    cross: [L] (B, H, T, S) weights; alignments: the supervised rows of each batch row.
     """
     terms = []
-    for b, a in enumerate(alignments):
-        if a is None:
-            continue
-        for w in cross:
-            terms.append(w[b, :, a.row, a.columns].sum(-1).clamp_min(1e-9).log())  # (H,)
+    for b, rows in enumerate(alignments):
+        for a in rows:
+            for w in cross:
+                terms.append(w[b, :, a.row, a.columns].sum(-1).clamp_min(1e-9).log())  # (H,)
     return -torch.cat(terms).mean() if terms else None
 
 

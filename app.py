@@ -33,5 +33,6 @@ sections = {
 nav = st.navigation({tr(name): pages for name, pages in sections.items()})
 session.sidebar(tr)
 session.follow_link({p.url_path or "explorer": p for pages in sections.values() for p in pages})  # default: ""
-nav.run()
+with session.work_slot():
+    nav.run()
 session.share_link()

@@ -224,3 +224,61 @@ def test_train_a_tiny_model_in_the_browser_and_follow_a_probe_link(server):
         enlarged = EN("view.head", kind=EN("kind.cross"), layer=1, head=1)
         expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=60_000)
         browser.close()
+
+
+BAD_INPUTS = {
+    "empty": "",
+    "whitespace": "   \n  ",
+    "paste_10000": "the dog " * 1250,
+    "emoji": "😀🐶🦓",
+    "chinese": "这只动物没有过马路，因为它太累了。",
+    "arabic": "لم يعبر الحيوان الشارع لأنه كان متعبا",
+    "html_script": "<script>alert('x')</script><b id='injected'>bold</b><img src=x onerror=alert(1)>",
+    "control": "The dog\x07 was\x1b[31m too tired.",
+    "punctuation": "?!... ;;; ---",
+    "paragraph": " ".join(["The dog didn't cross the road because it was too tired."] * 12),
+    "unknown_words": "I love you. The cat sat on the mat.",
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_odd_input_in_the_browser(server, name):
+    """Each odd input gets a clear message or a valid render: no exception box, no alert, no injected element."""
+    from playwright.sync_api import expect, sync_playwright
+
+    text = BAD_INPUTS[name]
+    dialogs = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+        )
+        page = browser.new_page(viewport={"width": 1300, "height": 1000})
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(server, wait_until="domcontentloaded")
+        box = page.get_by_label(EN("sidebar.sentence"))
+        expect(box).to_be_visible(timeout=60_000)
+        box.fill("")
+        box.focus()
+        page.keyboard.insert_text(text)  # as a paste: one input event with the whole text
+        box.press("Control+Enter")
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') "
+            "!== 'running' && !document.querySelector('[data-stale=true]')",
+            timeout=60_000,
+        )
+        time.sleep(0.5)
+        body = page.locator("section.main, [data-testid='stMain']").first.inner_text()
+        if text.strip():
+            assert EN("sentence.translation")[:11] in body  # a translation was rendered ...
+            if name != "paragraph":
+                notes = page.locator(".st-key-sentence_notes").first.inner_text()
+                assert notes.strip(), name  # ... with a note that says what is odd about the input
+        else:
+            assert EN("sentence.empty")[:30] in body
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert not dialogs
+        assert page.locator("#injected").count() == 0 and page.locator("img[src=x]").count() == 0
+        if name == "paste_10000":
+            assert box.input_value() == text  # the paste was kept, not dropped
+        browser.close()

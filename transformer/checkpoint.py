@@ -23,7 +23,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from .config import ConfigError, TransformerConfig
-from .layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, REQUIRED_FILES, TOKENIZER_FILE
+from .layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, REQUIRED_FILES, TOKENIZER_FILE, inside
 from .model import Transformer
 from .tokenizer import Tokenizer, TokenizerError
 
@@ -198,6 +198,9 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]
     if missing:
         raise CheckpointError(f"{path} is missing {', '.join(missing)}")
+    outside = [f for f in REQUIRED_FILES if not inside(path, path / f)]
+    if outside:
+        raise CheckpointError(f"{', '.join(outside)} of {path.name} lead(s) outside the checkpoint folder; not read")
     try:
         config = TransformerConfig.from_dict(read_json(path / CONFIG_FILE))
     except (ConfigError, TypeError) as exc:
@@ -232,6 +235,6 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     model.to(map_location).eval()
     extra_json = {}
     for f in sorted(path.glob("*.json")):
-        if f.name not in (CONFIG_FILE, CARD_FILE):
+        if f.name not in (CONFIG_FILE, CARD_FILE) and f.is_file() and inside(path, f):
             extra_json[f.name] = read_json(f)
     return Checkpoint(model, config, tokenizer, card, path, extra_json)

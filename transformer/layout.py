@@ -101,3 +101,20 @@ def list_checkpoints(root: str | Path | None = None) -> list[Path]:
         if is_checkpoint_dir(path) and all(inside(root, path / f) for f in REQUIRED_FILES):
             found.append(path)
     return sorted(found)
+
+
+def outside_links(root: str | Path | None = None, limit: int = 20) -> list[str]:
+    """Entries under root (relative names) that are symlinks leading out of it: never listed nor read."""
+    root = Path(root) if root is not None else checkpoints_root()
+    if not root.is_dir():
+        return []
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            if path.is_symlink() and not inside(root, path):
+                found.append(str(path.relative_to(root)))
+                if len(found) >= limit:
+                    return found
+        dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink() and not d.startswith(".")]
+    return sorted(found)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .corpus import ADJECTIVES, CONNECTIVES, NOUNS, TEMPLATES, CorpusSpec, Example, generate
 
 MAX_WORDS = 50_000
-_WORD = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)*")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")  # letters and digits of any script; "didn't" is one word
 
 
 def words_of(text: str) -> list[str]:

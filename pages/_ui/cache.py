@@ -26,9 +26,13 @@ from transformer.options import DEFAULT, CallOptions
 from .lru import BoundedCache
 
 # Measured: ~100 kB per analysis of a 30-piece sentence with the shipped model, ~1.8 MB at 127 pieces.
-ANALYSIS_ENTRIES = int(os.environ.get("TRANSFORMER_CACHE_ENTRIES", "2048"))
-ANALYSIS_BYTES = int(float(os.environ.get("TRANSFORMER_CACHE_MB", "256")) * 2**20)
 ANALYSIS_TTL_S = 6 * 3600
+
+
+def limits() -> tuple[int, int]:
+    """(entries, bytes) of each shared cache: $TRANSFORMER_CACHE_ENTRIES (2048), $TRANSFORMER_CACHE_MB (256)."""
+    entries = int(os.environ.get("TRANSFORMER_CACHE_ENTRIES", "2048"))
+    return entries, int(float(os.environ.get("TRANSFORMER_CACHE_MB", "256")) * 2**20)
 MODELS = 8  # a checkpoint and its snapshots (the head lab walks through them); ~5 MB each shipped
 
 
@@ -72,10 +76,14 @@ def _freeze(a: Analysis) -> Analysis:
     return a
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _analyses(entries: int, nbytes: int) -> BoundedCache[Analysis]:
+    return BoundedCache(entries, nbytes, analysis_size, ANALYSIS_TTL_S)
+
+
 def analyses() -> BoundedCache[Analysis]:
     """The server's one analysis cache."""
-    return BoundedCache(ANALYSIS_ENTRIES, ANALYSIS_BYTES, analysis_size, ANALYSIS_TTL_S)
+    return _analyses(*limits())
 
 
 def analysis(path: str, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
@@ -108,10 +116,14 @@ def size_of(value: Any) -> int:
     return 32
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=2)
+def _results(entries: int, nbytes: int) -> BoundedCache[Any]:
+    return BoundedCache(entries, nbytes, size_of, ANALYSIS_TTL_S)
+
+
 def results() -> BoundedCache[Any]:
     """The server's one cache of page results (demos, statistics), bounded like the analyses."""
-    return BoundedCache(ANALYSIS_ENTRIES, ANALYSIS_BYTES, size_of, ANALYSIS_TTL_S)
+    return _results(*limits())
 
 
 def memo(name: str, path: str, key: Hashable, compute: Callable[[Checkpoint], T]) -> T:

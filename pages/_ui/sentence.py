@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
+from transformer.vocabulary import for_card, words_of
 
 from . import cache
 from .i18n import Translator
@@ -21,6 +22,10 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
     a = cache.analysis(subj.path, subj.text, subj.beam)
     if not show:
         return a
+    known = cache.memo("vocabulary", subj.path, None, lambda c: for_card(c.card))
+    unseen = known.unseen(a.text) if known is not None else []
+    no_words = not words_of(a.text)
+    guess = bool(unseen or no_words or a.unknown_chars)
     with st.container(key="sentence_notes"):
         if len(subj.text) >= MAX_TEXT:
             st.warning(tr("sentence.cut_chars", limit=MAX_TEXT))
@@ -29,9 +34,20 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
         if a.unknown_chars:
             st.warning(tr("sentence.unknown_chars"))
             st.text(", ".join(a.unknown_chars))
+        if unseen:
+            st.warning(tr("sentence.unseen", n=len(unseen)))
+            st.text(", ".join(unseen))
+        elif no_words:
+            st.warning(tr("sentence.no_words"))
     with st.container(key="translation"):
-        st.caption(tr("sentence.translation"))
+        st.caption(tr("sentence.translation_guess" if guess else "sentence.translation"))
         st.text(a.translation or tr("sentence.nothing"))
+    if known is not None:
+        with st.expander(tr("sentence.vocabulary", n=len(known.words))):
+            for name, words in known.classes.items():
+                label = tr(f"vocab.{name}") if tr.has(f"vocab.{name}") else name
+                st.caption(label)
+                st.text(", ".join(words))
     with st.expander(tr("sentence.pieces")):
         st.text(tr("sentence.source") + "  " + " ".join(a.source_pieces))
         st.text(tr("sentence.decoder_input") + "  " + " ".join(a.target_pieces))

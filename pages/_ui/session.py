@@ -7,6 +7,9 @@ functions: a page's script namespace is never captured by a widget.
 
 from __future__ import annotations
 
+import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +18,7 @@ import streamlit as st
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint, CheckpointError
 from transformer.corpus import SEED_SENTENCES
-from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_checkpoints
+from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_checkpoints, outside_links
 
 from . import cache
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
@@ -34,6 +37,7 @@ EXAMPLES = [
 MAX_TEXT = 20_000  # characters kept from a paste; the model reads far fewer pieces (see the page's note)
 MAX_SHARED_TEXT = 600  # a longer sentence is left out of the share link
 BEAMS = range(1, 9)
+WORK_SLOTS = int(os.environ.get("TRANSFORMER_WORK_SLOTS", str(os.cpu_count() or 2)))
 # The main head picker of every page uses these keys, so a head chosen on one page is kept on the next.
 PICK = "pick"
 PERSISTENT = ("lang", "checkpoint", "text", "beam", f"{PICK}_kind", f"{PICK}_layer", f"{PICK}_head")
@@ -49,6 +53,11 @@ def _scan(root: str) -> dict[str, str]:
     found = list_checkpoints(root_path)
     found.sort(key=lambda p: (p.name != DEFAULT_NAME, len(p.relative_to(root_path).parts), str(p)))
     return {str(p.relative_to(root_path)): str(p) for p in found}
+
+
+@st.cache_data(ttl=2, max_entries=16, show_spinner=False)
+def _links(root: str) -> list[str]:
+    return outside_links(root)
 
 
 def checkpoint_choices() -> dict[str, str]:
@@ -120,6 +129,10 @@ def sidebar(tr: Translator) -> None:
         st.selectbox(tr("sidebar.examples"), EXAMPLES, key="example", on_change=_use_example)
         st.text_area(tr("sidebar.sentence"), key="text", height=110)
         st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=tr("sidebar.beam_help"))
+        refused = _links(str(checkpoints_root()))
+        if refused:
+            st.warning(tr("sidebar.outside_links"))
+            st.text("\n".join(refused))
         if ss.get("_refused_params"):
             st.warning(tr("sidebar.bad_params", names=", ".join(ss["_refused_params"])))
         if ss.get("_missing_checkpoint"):
@@ -146,6 +159,24 @@ def share_link() -> None:
                 del qp[name]
         elif qp.get(name) != str(value):
             qp[name] = str(value)
+
+
+@st.cache_resource(show_spinner=False)
+def _slots() -> threading.BoundedSemaphore:
+    return threading.BoundedSemaphore(WORK_SLOTS)
+
+
+@contextmanager
+def work_slot():
+    """At most WORK_SLOTS page bodies run at once (the server's cores): the others wait without holding
+    the GIL, so runs finish one after another instead of all at the end, and the event loop that sends
+    their results keeps its share of the interpreter (measured with bench/bench_load.py)."""
+    slots = _slots()
+    slots.acquire()
+    try:
+        yield
+    finally:
+        slots.release()
 
 
 def follow_link(pages: dict) -> None:

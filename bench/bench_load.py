@@ -1,0 +1,229 @@
+"""A class on one server: N sessions at once, at the protocol level (no browser shares the CPU).
+
+    python bench/bench_load.py [--sessions 30] [--url URL]
+
+Starts a real server (unless --url is given), then:
+1. serially, one session translates every sentence alone (the reference);
+2. N sessions connect at the same moment (first visit: time until the first heatmap arrives);
+3. each types its own sentence at the same moment (time until its translation arrives).
+Prints correctness against the serial run, cross-talk (a session shown another's
+translation), the median and maximum times, and the server's memory before and after.
+Sessions speak Streamlit's own websocket protocol (BackMsg/ForwardMsg protobufs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+SENTENCES = [
+    "The cow didn't cross the road because it was too scared.",
+    "The dogs didn't cross the bridge because they were too tired.",
+    "The horse stopped at the river since it was too flooded.",
+    "The goat avoided the bridges because they were too dangerous.",
+    "The cat didn't reach the field because it was too lazy.",
+    "The trophy didn't fit in the suitcase because it was too big.",
+    "The wolf avoided the valley because it was too icy.",
+    "The hen didn't cross the path because it was too narrow.",
+    "The rabbit stopped at the stream because it was too hungry.",
+    "The frogs didn't reach the canal because they were too weak.",
+    "The donkey didn't cross the avenue as it was too busy.",
+    "The owl avoided the tunnel since it was too nervous.",
+    "The book didn't fit in the drawer because it was too large.",
+    "The pig stopped at the highway because it was too crowded.",
+    "The turtle didn't cross the square because it was too sleepy.",
+    "The bees avoided the corridor because they were too shy.",
+]
+
+
+CAPTION = __import__("pages._ui.i18n", fromlist=["Translator"]).Translator("en")("sentence.translation")
+
+
+@dataclass
+class Session:
+    sentence: str
+    first_visit_s: float = float("nan")
+    translation_s: float = float("nan")
+    seen_texts: list[str] = field(default_factory=list)
+
+
+def _rerun(widgets: dict[str, str] | None = None, page: str = ""):
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    msg = BackMsg()
+    msg.rerun_script.query_string = ""
+    msg.rerun_script.page_name = page
+    for wid, value in (widgets or {}).items():
+        w = msg.rerun_script.widget_states.widgets.add()
+        w.id = wid
+        w.string_value = value
+    return msg.SerializeToString()
+
+
+async def _run_once(ws, widgets, on_delta) -> None:
+    """Send a rerun and read until the script finishes, calling on_delta(element) for each new element."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    await ws.send(_rerun(widgets))
+    started = False
+    while True:
+        msg = ForwardMsg.FromString(await ws.recv())
+        kind = msg.WhichOneof("type")
+        if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            on_delta(msg.delta.new_element)
+        elif kind == "session_status_changed":
+            started = started or msg.session_status_changed.script_is_running
+        elif kind == "script_finished" and started:
+            return
+
+
+def _ws_url(url: str) -> str:
+    return url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
+
+
+async def _session(url: str, s: Session, go: asyncio.Event, ready: list, expected: dict[str, str]) -> None:
+    import websockets
+
+    text_id: dict[str, str] = {}
+
+    def first(el) -> None:
+        if el.WhichOneof("type") == "text_area":
+            text_id["id"] = el.text_area.id
+        if el.WhichOneof("type") == "plotly_chart" and s.first_visit_s != s.first_visit_s:
+            s.first_visit_s = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    async with websockets.connect(_ws_url(url), subprotocols=["streamlit"], max_size=None) as ws:
+        await _run_once(ws, None, first)
+        ready.append(s)
+        await go.wait()
+        t1 = time.perf_counter()
+
+        def second(el) -> None:
+            if el.WhichOneof("type") == "text":
+                s.seen_texts.append(el.text.body)
+                if el.text.body == expected[s.sentence] and s.translation_s != s.translation_s:
+                    s.translation_s = time.perf_counter() - t1
+
+        await _run_once(ws, {text_id["id"]: s.sentence}, second)
+
+
+async def _serial(url: str, sentences: list[str]) -> dict[str, str]:
+    """Each sentence alone, in one session: the translation shown under the 'Translation' caption."""
+    import websockets
+
+    out: dict[str, str] = {}
+    async with websockets.connect(_ws_url(url), subprotocols=["streamlit"], max_size=None) as ws:
+        ids: dict[str, str] = {}
+        elements: list = []
+
+        def collect(el) -> None:
+            if el.WhichOneof("type") == "text_area":
+                ids["text"] = el.text_area.id
+            elements.append(el)
+
+        await _run_once(ws, None, collect)
+        for sentence in sentences:
+            elements.clear()
+            await _run_once(ws, {ids["text"]: sentence}, collect)
+            # the st.text right after the "Translation" caption (a markdown element)
+            for before, after in zip(elements, elements[1:]):
+                if before.WhichOneof("type") == "markdown" and before.markdown.body == CAPTION:
+                    out[sentence] = after.text.body
+                    break
+    return out
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@dataclass
+class Report:
+    n: int
+    correct: int
+    crosstalk: int
+    translation_median_s: float
+    translation_max_s: float
+    first_visit_median_s: float
+    first_visit_max_s: float
+    rss_before_mb: float
+    rss_after_mb: float
+
+
+async def _load(url: str, n: int, pid: int | None) -> Report:
+    sentences = [SENTENCES[i % len(SENTENCES)] for i in range(n)]
+    # distinct sentences per session where possible: vary the adjective's intensity word
+    sentences = [s if i < len(SENTENCES) else s.replace("too", "very", 1) for i, s in enumerate(sentences)]
+    expected = await _serial(url, sorted(set(sentences)))
+    rss_before = rss_mb(pid) if pid else float("nan")
+    sessions = [Session(s) for s in sentences]
+    go, ready = asyncio.Event(), []
+    tasks = [asyncio.create_task(_session(url, s, go, ready, expected)) for s in sessions]
+    while len(ready) < n:
+        await asyncio.sleep(0.05)
+        for t in tasks:
+            if t.done() and t.exception():
+                raise t.exception()
+    go.set()
+    await asyncio.gather(*tasks)
+    others = {v for v in expected.values()}
+    correct = sum(s.translation_s == s.translation_s for s in sessions)
+    crosstalk = sum(any(t in others and t != expected[s.sentence] for t in s.seen_texts) for s in sessions)
+    times = [s.translation_s for s in sessions if s.translation_s == s.translation_s] or [float("nan")]
+    visits = [s.first_visit_s for s in sessions]
+    return Report(
+        n,
+        correct,
+        crosstalk,
+        statistics.median(times),
+        max(times),
+        statistics.median(visits),
+        max(visits),
+        rss_before,
+        rss_mb(pid) if pid else float("nan"),
+    )
+
+
+def run(n: int, url: str | None = None, env: dict[str, str] | None = None) -> Report:
+    """Measure n simultaneous sessions against url, or against a server started here."""
+    if url is not None:
+        return asyncio.run(_load(url, n, None))
+    from browser import server
+
+    with server(ROOT, env=env) as (started, proc):
+        return asyncio.run(_load(started, n, proc.pid))
+
+
+def main() -> None:
+    from browser import machine
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, nargs="+", default=[30])
+    ap.add_argument("--url")
+    args = ap.parse_args()
+    print(f"machine: {machine()}")
+    for n in args.sessions:
+        r = run(n, args.url)
+        print(
+            f"{n:3d} sessions: correct {r.correct}/{n}, cross-talk {r.crosstalk}; translation median "
+            f"{r.translation_median_s:.2f} s, max {r.translation_max_s:.2f} s; first visit median "
+            f"{r.first_visit_median_s:.2f} s, max {r.first_visit_max_s:.2f} s; server memory "
+            f"{r.rss_before_mb:.0f} -> {r.rss_after_mb:.0f} MB"
+        )
+
+
+if __name__ == "__main__":
+    main()

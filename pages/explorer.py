@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from pages._ui import cache
 from pages._ui.i18n import Translator
-from pages._ui.probe import default_head
+from pages._ui.probe import default_head, route_statement
 from pages._ui.sentence import sentence_analysis, view_context
-from pages._ui.session import EXAMPLES, PICK, load, subject, translator
+from pages._ui.session import EXAMPLES, PICK, checkpoint_choices, load, subject, translator
 from pages._ui.views import (
     CandidatesView,
     Context,
@@ -20,7 +21,7 @@ from pages._ui.views import (
 )
 from pages._ui.widgets import ensure_choice, head_picker, plot, show_view
 from transformer.attention import AttentionKind
-from transformer.checkpoint import Checkpoint
+from transformer.checkpoint import Checkpoint, CheckpointError
 
 KINDS = list(AttentionKind)
 TABS = ("heads", "overview", "focus", "words", "compare", "replay")
@@ -88,6 +89,53 @@ def words_tab(ctx: Context, tr: Translator) -> None:
 
 
 def compare_tab(ctx: Context, tr: Translator) -> None:
+    mode = st.radio(
+        tr("explorer.compare.mode"),
+        ("sentences", "checkpoints"),
+        key="cmp_mode",
+        horizontal=True,
+        format_func=lambda m: tr(f"explorer.compare.mode_{m}"),
+    )
+    if mode == "checkpoints":
+        compare_checkpoints(ctx, tr)
+    else:
+        compare_sentences(ctx, tr)
+
+
+def compare_checkpoints(ctx: Context, tr: Translator) -> None:
+    """The same sentence through two checkpoints, one chosen head of each, side by side."""
+    st.caption(tr("explorer.compare.checkpoints_caption"))
+    choices = checkpoint_choices()
+    here = next((label for label, path in choices.items() if path == str(ctx.checkpoint.path)), None)
+    others = [label for label in choices if label != here] or list(choices)
+    default = next((label for label in others if "encoder" in label), others[0])
+    ensure_choice("cmp_ckpt", others, default)
+    other_label = st.selectbox(tr("explorer.compare.other"), others, key="cmp_ckpt")
+    sides = st.columns(2)
+    subj = subject()
+    for col, (label, path, key) in zip(
+        sides,
+        ((here or subj.label, str(ctx.checkpoint.path), "cmp_left"), (other_label, choices[other_label], "cmp_right")),
+    ):
+        with col:
+            try:
+                ckpt = cache.checkpoint(path)
+            except CheckpointError as exc:
+                st.error(tr("common.bad_checkpoint"))
+                st.text(str(exc))
+                continue
+            st.markdown(f"**{label}**")
+            a = cache.analysis(path, ctx.analysis.text, subj.beam)
+            st.text(a.translation)
+            statement = route_statement(ckpt, tr)
+            if statement:
+                st.caption(statement)
+            side = Context(a, ckpt, ctx.other)
+            choice = head_picker(key, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.ENCODER)
+            show_view(HeadView(choice.kind, choice.layer, choice.head), side, tr, f"{key}_fig")
+
+
+def compare_sentences(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.compare.caption"))
     ss = st.session_state
     ss.setdefault("cmp_a", EXAMPLES[0])
@@ -157,6 +205,10 @@ def page() -> None:
     ckpt: Checkpoint = load(subj, tr)
     st.title(tr("explorer.title"))
     a = sentence_analysis(subj, ckpt, tr)
+    statement = route_statement(ckpt, tr)
+    if statement:
+        with st.container(key="route"):
+            st.info(statement)
     ctx = view_context(subj, ckpt, a)
     tabs = st.tabs([tr(f"explorer.tab.{name}") for name in TABS], key="explorer_tab", on_change="rerun")
     for name, tab in zip(TABS, tabs):

@@ -111,17 +111,17 @@ PRESETS: dict[str, TrainConfig] = {
         snapshot_steps=(),
         look_ahead_mask=False,
     ),
-    # Seconds, for tests and demos.
+    # About a minute on two cores: small enough for a demo in class (tests shorten it further).
     "tiny": TrainConfig(
         model_preset="tiny",
-        corpus=CorpusSpec(n_examples=600, n_test=100),
+        corpus=CorpusSpec(n_examples=6000, n_test=100),
         vocab_size=300,
-        steps=30,
-        batch_tokens=600,
-        warmup_steps=10,
+        steps=400,
+        batch_tokens=1000,
+        warmup_steps=100,
         lr_factor=2.0,
-        snapshot_steps=(0, 10),
-        checkpoint_every=10,
+        snapshot_steps=(0, 10, 50, 100, 200, 300),
+        checkpoint_every=50,
     ),
 }
 

@@ -33,6 +33,8 @@ def limits() -> tuple[int, int]:
     """(entries, bytes) of each shared cache: $TRANSFORMER_CACHE_ENTRIES (2048), $TRANSFORMER_CACHE_MB (256)."""
     entries = int(os.environ.get("TRANSFORMER_CACHE_ENTRIES", "2048"))
     return entries, int(float(os.environ.get("TRANSFORMER_CACHE_MB", "256")) * 2**20)
+
+
 MODELS = 8  # a checkpoint and its snapshots (the head lab walks through them); ~5 MB each shipped
 
 

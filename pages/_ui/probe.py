@@ -31,3 +31,32 @@ def default_head(ckpt: Checkpoint, kind: AttentionKind) -> tuple[int, int]:
         return best.layer, best.head
     n_layers = ckpt.config.n_encoder_layers if kind.in_encoder else ckpt.config.n_decoder_layers
     return n_layers - 1, 0
+
+
+ROUTE_THRESHOLD = 0.8
+
+
+def route_statement(ckpt: Checkpoint, tr) -> str | None:
+    """Where this checkpoint decides il/elle, in one sentence built from its card's probe scores."""
+    enc = best_probe_head(ckpt.card, ckpt.config, AttentionKind.ENCODER)
+    cross = best_probe_head(ckpt.card, ckpt.config, AttentionKind.CROSS)
+    if enc is None or cross is None:
+        return None
+    values = dict(
+        enc_layer=enc.layer,
+        enc_head=enc.head,
+        enc_score=enc.score,
+        cross_layer=cross.layer,
+        cross_head=cross.head,
+        cross_score=cross.score,
+    )
+    if enc.score >= ROUTE_THRESHOLD:
+        text = tr("route.encoder", **values)
+    elif cross.score >= ROUTE_THRESHOLD:
+        text = tr("route.cross", **values)
+    else:
+        text = tr("route.none", **values)
+    train = ckpt.card.get("train_config") if isinstance(ckpt.card, dict) else None
+    if isinstance(train, dict) and isinstance(train.get("align_pronoun"), (int, float)) and train["align_pronoun"] > 0:
+        text += " " + tr("route.supervised")
+    return text

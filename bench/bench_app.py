@@ -64,7 +64,7 @@ def explorer_tabs(other: str) -> dict[str, list]:
         "all heads": [OverviewView(CROSS, (1, 1)), HeadView(CROSS, 1, 1)],
         "token focus": [FocusView(ENC, 1), FocusView(CROSS, 1)],
         "words": [WordsView(CROSS, 1, 1)],
-        "compare": [HeadView(CROSS, 1, 1), HeadView(CROSS, 1, 1), DiffView(other, CROSS, 1, 1)],
+        "compare": [HeadView(CROSS, 1, 1), HeadView(CROSS, 1, 1), DiffView(CROSS, 1, 1, other)],
         "replay": [ReplayView(1, 1), CandidatesView(1)],
     }
 

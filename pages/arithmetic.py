@@ -9,7 +9,7 @@ from pages._ui.i18n import Translator
 from pages._ui.lesson_views import StageView
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, load, subject, translator
-from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
+from pages._ui.widgets import check, head_picker, lazy_tabs, plot, show_view, table, token_picker
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
@@ -39,6 +39,12 @@ FORMULAS = {
 FIGURES = {"q", "K", "V", "scores", "scaled", "masked", "weights", "head", "heads"}
 
 
+def model_inputs(ckpt: Checkpoint, a: Analysis) -> tuple[list[int], list[int]]:
+    """The encoder's input and the decoder's (teacher-forced on the model's own translation), as ids."""
+    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
+    return src, [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+
+
 def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
     """Labels of the query rows of a kind, and the default row (the pronoun's)."""
     if kind is AttentionKind.ENCODER:
@@ -49,16 +55,8 @@ def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
 def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
     rows, default = query_rows(a, choice.kind)
-    ss = st.session_state
-    origin = (subj.path, a.text, choice.kind)
-    if ss.get("steps_query_origin") != origin:
-        ss["steps_query_origin"], ss["steps_query"] = origin, default
-    ensure_choice("steps_query", range(len(rows)), default)
-    query = st.selectbox(
-        tr("steps.query"), range(len(rows)), format_func=lambda i: f"{i}: {rows[i]}", key="steps_query"
-    )
-    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
-    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    query = token_picker("steps_query", rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
+    src, dec = model_inputs(ckpt, a)
     w = cache.memo(
         "walkthrough",
         subj.path,
@@ -108,8 +106,7 @@ def scaling_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
             plot(fig, f"scaling_{name}")
     st.caption(tr("scaling.random_note", n_keys=exp.n_keys))
     st.subheader(tr("scaling.model_title"))
-    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
-    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    src, dec = model_inputs(ckpt, a)
     stats = cache.memo("model_scaling", subj.path, (a.text, tuple(dec)), lambda c: model_scaling(c.model, src, dec))
     table(
         [
@@ -145,11 +142,7 @@ def page() -> None:
     st.title(tr("steps.title"))
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V")
     a = sentence_analysis(subj, ckpt, tr)
-    tabs = st.tabs([tr(f"steps.tab.{name}") for name in TABS], key="steps_tab", on_change="rerun")
-    for name, tab in zip(TABS, tabs):
-        if tab.open:
-            with tab:
-                RENDER[name](subj, ckpt, a, tr)
+    lazy_tabs("steps_tab", TABS, "steps.tab", tr, RENDER, subj, ckpt, a, tr)
 
 
 if __name__ == "__main__":  # see pages/_ui/entry.py

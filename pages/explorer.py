@@ -19,7 +19,7 @@ from pages._ui.views import (
     ReplayView,
     WordsView,
 )
-from pages._ui.widgets import ensure_choice, head_picker, plot, show_view
+from pages._ui.widgets import ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint, CheckpointError
 
@@ -61,24 +61,14 @@ def overview_tab(ctx: Context, tr: Translator) -> None:
     show_view(HeadView(choice.kind, choice.layer, choice.head), ctx, tr, "overview_big")
 
 
-def _focus_rows(key: str, labels: list[str], default: int, origin: tuple, tr: Translator, label: str) -> int:
-    """A token picker whose default follows the sentence (e.g. "it"), kept while the sentence stays."""
-    ss = st.session_state
-    if ss.get(f"{key}_origin") != origin:
-        ss[f"{key}_origin"] = origin
-        ss[key] = default
-    ensure_choice(key, range(len(labels)), default)
-    return st.selectbox(label, range(len(labels)), format_func=lambda i: f"{i}: {labels[i]}", key=key)
-
-
 def focus_tab(ctx: Context, tr: Translator) -> None:
     a = ctx.analysis
     st.caption(tr("explorer.focus.caption"))
     origin = (str(ctx.checkpoint.path), a.text)
-    q = _focus_rows("focus_src", a.source_pieces, a.pronoun_source or 0, origin, tr, tr("explorer.focus.source"))
+    q = token_picker("focus_src", a.source_pieces, a.pronoun_source or 0, origin, tr("explorer.focus.source"))
     show_view(FocusView(AttentionKind.ENCODER, q), ctx, tr, "focus_encoder")
     if a.output_pieces:
-        t = _focus_rows("focus_tgt", a.output_pieces, a.pronoun_step or 0, origin, tr, tr("explorer.focus.produced"))
+        t = token_picker("focus_tgt", a.output_pieces, a.pronoun_step or 0, origin, tr("explorer.focus.produced"))
         show_view(FocusView(AttentionKind.CROSS, t), ctx, tr, "focus_cross")
 
 
@@ -157,7 +147,7 @@ def compare_sentences(ctx: Context, tr: Translator) -> None:
     with p2:
         show_view(HeadView(choice.kind, choice.layer, choice.head), ctx_b, tr, "cmp_b_fig", csv=False)
     with p3:
-        show_view(DiffView(text_b, choice.kind, choice.layer, choice.head), ctx_a, tr, "cmp_diff")
+        show_view(DiffView(choice.kind, choice.layer, choice.head, text_b), ctx_a, tr, "cmp_diff")
     ma, mb = a.maps(choice.kind), b.maps(choice.kind)
     if ma.shape != mb.shape:
         st.warning(tr("explorer.compare.sizes", a=f"{ma.shape[-2]}×{ma.shape[-1]}", b=f"{mb.shape[-2]}×{mb.shape[-1]}"))
@@ -210,11 +200,7 @@ def page() -> None:
         with st.container(key="route"):
             st.info(statement)
     ctx = view_context(subj, ckpt, a)
-    tabs = st.tabs([tr(f"explorer.tab.{name}") for name in TABS], key="explorer_tab", on_change="rerun")
-    for name, tab in zip(TABS, tabs):
-        if tab.open:  # only the open tab computes and sends its figures
-            with tab:
-                RENDER[name](ctx, tr)
+    lazy_tabs("explorer_tab", TABS, "explorer.tab", tr, RENDER, ctx, tr)
 
 
 if __name__ == "__main__":  # see pages/_ui/entry.py

@@ -12,7 +12,8 @@ from pages._ui.i18n import Translator
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, load, subject, translator
 from pages._ui.views import HeadView
-from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
+from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table, token_picker
+from pages.arithmetic import model_inputs
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
@@ -223,48 +224,23 @@ def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
 
 def rollout_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("lab.rollout_intro"))
-    origin = (subj.path, a.text)
-    ss = st.session_state
-    default = a.pronoun_source or 0
-    if ss.get("lab_token_origin") != origin:
-        ss["lab_token_origin"], ss["lab_token"] = origin, default
-    ensure_choice("lab_token", range(len(a.source_pieces)), default)
-    token = st.selectbox(
-        tr("lab.token"),
-        range(len(a.source_pieces)),
-        key="lab_token",
-        format_func=lambda i: f"{i}: {a.source_pieces[i]}",
-    )
+    token = token_picker("lab_token", a.source_pieces, a.pronoun_source or 0, (subj.path, a.text), tr("lab.token"))
     roll = rollout(a.encoder)  # (L, S, S)
     raw = a.encoder.mean(1)  # (L, S, S) heads averaged
     layers = [f"L{layer}" for layer in range(roll.shape[0])]
-    c1, c2 = st.columns(2)
-    with c1:
-        plot(
-            figures.attention_heatmap(
-                raw[:, token],
+    for col, (name, grid) in zip(st.columns(2), (("raw", raw), ("rollout", roll))):
+        with col:
+            title = tr(f"lab.{name}_title", token=a.source_pieces[token])
+            fig = figures.attention_heatmap(
+                grid[:, token],
                 layers,
                 a.source_pieces,
                 tr,
-                tr("lab.raw_title", token=a.source_pieces[token]),
+                title,
                 row_title=tr("common.layer"),
                 height=200 + 30 * len(layers),
-            ),
-            "lab_raw",
-        )
-    with c2:
-        plot(
-            figures.attention_heatmap(
-                roll[:, token],
-                layers,
-                a.source_pieces,
-                tr,
-                tr("lab.rollout_title", token=a.source_pieces[token]),
-                row_title=tr("common.layer"),
-                height=200 + 30 * len(layers),
-            ),
-            "lab_rollout",
-        )
+            )
+            plot(fig, f"lab_{name}")
     check("rollout_rows", tr("lab.rollout_check"), float(np.abs(roll.sum(-1) - 1).max()), 1e-9, tr)
     st.caption(tr("lab.rollout_caveat"))
 
@@ -291,8 +267,7 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     step = st.select_slider(
         tr("lab.snapshot"), steps, key="lab_snapshot", format_func=lambda s: tr("lab.final") if s is None else str(s)
     )
-    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
-    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    src, dec = model_inputs(ckpt, a)
     if step is None:
         show_view(HeadView(choice.kind, choice.layer, choice.head), _ctx(subj, ckpt, a), tr, "lab_snapshot_map")
     else:
@@ -353,11 +328,7 @@ def page() -> None:
     st.title(tr("lab.title"))
     st.markdown(tr("lab.intro"))
     a = sentence_analysis(subj, ckpt, tr)
-    tabs = st.tabs([tr(f"lab.tab.{name}") for name in TABS], key="lab_tab", on_change="rerun")
-    for name, tab in zip(TABS, tabs):
-        if tab.open:
-            with tab:
-                RENDER[name](subj, ckpt, a, tr)
+    lazy_tabs("lab_tab", TABS, "lab.tab", tr, RENDER, subj, ckpt, a, tr)
 
 
 if __name__ == "__main__":  # see pages/_ui/entry.py

@@ -11,7 +11,7 @@ from pages._ui.i18n import Translator
 from pages._ui.lesson_views import STAGES, LookAheadRowView, LookAheadView, PaddingStageView
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import Subject, load, subject, translator
-from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
+from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import masking
@@ -172,11 +172,7 @@ def page() -> None:
     st.title(tr("masks.title"))
     st.markdown(tr("masks.intro"))
     sentence_analysis(subj, ckpt, tr)
-    tabs = st.tabs([tr(f"masks.tab.{name}") for name in TABS], key="masks_tab", on_change="rerun")
-    for name, tab in zip(TABS, tabs):
-        if tab.open:
-            with tab:
-                RENDER[name](subj, ckpt, tr)
+    lazy_tabs("masks_tab", TABS, "masks.tab", tr, RENDER, subj, ckpt, tr)
 
 
 if __name__ == "__main__":  # see pages/_ui/entry.py

@@ -9,8 +9,8 @@ from pages._ui.i18n import Translator
 from pages._ui.lesson_views import ContributionView, VectorsView
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, load, subject, translator
-from pages._ui.widgets import check, ensure_choice, head_picker, show_view, table
-from pages.arithmetic import query_rows
+from pages._ui.widgets import check, head_picker, show_view, table, token_picker
+from pages.arithmetic import model_inputs, query_rows
 from transformer.attention import AttentionKind
 from transformer.inspection.heads import summarize_layer
 from transformer.inspection.multihead import head_contributions
@@ -36,14 +36,8 @@ def page() -> None:
     a = sentence_analysis(subj, ckpt, tr)
     choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
     rows, default = query_rows(a, choice.kind)
-    ss = st.session_state
-    origin = (subj.path, a.text, choice.kind)
-    if ss.get("mh_query_origin") != origin:
-        ss["mh_query_origin"], ss["mh_query"] = origin, default
-    ensure_choice("mh_query", range(len(rows)), default)
-    query = st.selectbox(tr("steps.query"), range(len(rows)), format_func=lambda i: f"{i}: {rows[i]}", key="mh_query")
-    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
-    dec = [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    query = token_picker("mh_query", rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
+    src, dec = model_inputs(ckpt, a)
     c = cache.memo(
         "contributions",
         subj.path,

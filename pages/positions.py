@@ -11,7 +11,7 @@ from pages._ui.i18n import Translator
 from pages._ui.lesson_views import OrderMapView, SimilarityView, TableView, WavesView
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import Subject, load, subject, translator
-from pages._ui.widgets import check, head_picker, plot, show_view, table
+from pages._ui.widgets import check, head_picker, lazy_tabs, plot, show_view, table
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import positions
@@ -136,11 +136,7 @@ def page() -> None:
     st.title(tr("positions.title"))
     st.markdown(tr("positions.intro", kind=ckpt.config.positional))
     sentence_analysis(subj, ckpt, tr, show=False)
-    tabs = st.tabs([tr(f"positions.tab.{name}") for name in TABS], key="positions_tab", on_change="rerun")
-    for name, tab in zip(TABS, tabs):
-        if tab.open:
-            with tab:
-                RENDER[name](subj, ckpt, tr)
+    lazy_tabs("positions_tab", TABS, "positions.tab", tr, RENDER, subj, ckpt, tr)
 
 
 if __name__ == "__main__":  # see pages/_ui/entry.py

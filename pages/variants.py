@@ -144,33 +144,17 @@ def table1_tab(tr: Translator) -> None:
     )
     _, _, measured = _measurements()
     full, restricted = tr("variants.full"), tr("variants.restricted", r=measured.window)
-    c1, c2 = st.columns(2)
-    with c1:
-        plot(
-            figures.line_chart(
-                {full: (measured.n, measured.ms_full), restricted: (measured.n, measured.ms_restricted)},
-                tr("variants.time_title"),
-                x_title="n",
-                y_title="ms",
-                log_x=True,
-                log_y=True,
-                markers=True,
-            ),
-            "table1_time",
-        )
-    with c2:
-        plot(
-            figures.line_chart(
-                {full: (measured.n, measured.mb_full), restricted: (measured.n, measured.mb_restricted)},
-                tr("variants.memory_title"),
-                x_title="n",
-                y_title="MB",
-                log_x=True,
-                log_y=True,
-                markers=True,
-            ),
-            "table1_memory",
-        )
+    panels = (
+        ("time", "ms", measured.ms_full, measured.ms_restricted),
+        ("memory", "MB", measured.mb_full, measured.mb_restricted),
+    )
+    for col, (name, unit, ys_full, ys_restricted) in zip(st.columns(2), panels):
+        with col:
+            series = {full: (measured.n, ys_full), restricted: (measured.n, ys_restricted)}
+            fig = figures.line_chart(
+                series, tr(f"variants.{name}_title"), x_title="n", y_title=unit, log_x=True, log_y=True, markers=True
+            )
+            plot(fig, f"table1_{name}")
     st.caption(tr("variants.table1_note", d=64))
 
 

@@ -125,7 +125,7 @@ def test_views_give_the_matrix_the_csv_and_the_figure_show():
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), a.cross[0, 2], rtol=1e-6)
     focus = FocusView("encoder", 1).matrix(ctx)
     assert focus.values.shape == (8, 3) and focus.rows[5] == "L1 H1"
-    diff = DiffView("other", "encoder", 1, 0).matrix(ctx)
+    diff = DiffView("encoder", 1, 0, "other").matrix(ctx)
     assert diff.values.shape == (2, 2) and diff.diverging
     words = WordsView("encoder", 0, 0).matrix(ctx)
     assert words.values.shape == (3, 3) and words.cols == ["it", "it", "</s>"]

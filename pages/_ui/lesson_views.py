@@ -17,56 +17,47 @@ from .views import Matrix, Tr, View
 STAGES = ("scaled", "masked", "weights")
 
 
-def _stage_figure(m: Matrix, stage: str, tr: Tr, title: str) -> go.Figure:
-    value = tr(f"stage.{stage}")
-    if stage == "weights":
-        return figures.attention_heatmap(m.values, m.rows, m.cols, tr, title, value_title=value)
-    return figures.attention_heatmap(m.values, m.rows, m.cols, tr, title, diverging=True, value_title=value)
-
-
 @dataclass(frozen=True)
-class PaddingStageView(View):
-    """One stage (QKᵀ/√d_k, masked, softmax) of an encoder head on the padded sentence of the batch."""
+class StageOfHeadView(View):
+    """One stage (QKᵀ/√d_k, masked, softmax) of one head; `prefix` names its CSV file."""
 
     stage: str
     layer: int
     head: int
+    prefix = ""
+
+    def title(self, ctx, tr: Tr) -> str:
+        return tr(f"stage.{self.stage}")
+
+    def style(self, ctx, tr: Tr) -> dict:
+        if self.stage in ("weights", "open"):
+            return {"diverging": False, "value_title": tr("stage.weights")}
+        return {"diverging": True, "value_title": tr(f"stage.{self.stage}")}
+
+    def file_name(self) -> str:
+        return f"{self.prefix}_{self.stage}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class PaddingStageView(StageOfHeadView):
+    """A stage of an encoder head on the padded sentence of the batch."""
+
+    prefix = "padding"
 
     def matrix(self, ctx: PaddingDemo) -> Matrix:
         b = ctx.padded
         return Matrix(getattr(ctx, self.stage)[b, self.layer, self.head], ctx.pieces[b], ctx.pieces[b])
 
-    def title(self, ctx: PaddingDemo, tr: Tr) -> str:
-        return tr(f"stage.{self.stage}")
-
-    def figure(self, ctx: PaddingDemo, tr: Tr) -> go.Figure:
-        return _stage_figure(self.matrix(ctx), self.stage, tr, self.title(ctx, tr))
-
-    def file_name(self) -> str:
-        return f"padding_{self.stage}_L{self.layer}_H{self.head}"
-
 
 @dataclass(frozen=True)
-class LookAheadView(View):
-    """One stage of a decoder self-attention head under teacher forcing; stage "open" = weights without the mask."""
+class LookAheadView(StageOfHeadView):
+    """A stage of a decoder self-attention head under teacher forcing; stage "open" = weights without the mask."""
 
-    stage: str
-    layer: int
-    head: int
+    prefix = "look_ahead"
 
     def matrix(self, ctx: LookAheadDemo) -> Matrix:
         values = ctx.weights_open if self.stage == "open" else getattr(ctx, self.stage)
         return Matrix(values[self.layer, self.head], ctx.targets, ctx.inputs)
-
-    def title(self, ctx: LookAheadDemo, tr: Tr) -> str:
-        return tr(f"stage.{self.stage}")
-
-    def figure(self, ctx: LookAheadDemo, tr: Tr) -> go.Figure:
-        stage = "weights" if self.stage == "open" else self.stage
-        return _stage_figure(self.matrix(ctx), stage, tr, self.title(ctx, tr))
-
-    def file_name(self) -> str:
-        return f"look_ahead_{self.stage}_L{self.layer}_H{self.head}"
 
 
 @dataclass(frozen=True)

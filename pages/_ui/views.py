@@ -60,7 +60,7 @@ def kind_name(kind: AttentionKind, tr: Tr) -> str:
 
 
 class View:
-    """Base class: a heatmap of matrix() with title(); subclasses override what differs."""
+    """Base class: a heatmap of matrix() with title() and style(); subclasses override what differs."""
 
     def matrix(self, ctx: ViewContext) -> Matrix:
         raise NotImplementedError
@@ -68,12 +68,17 @@ class View:
     def title(self, ctx: ViewContext, tr: Tr) -> str:
         return ""
 
+    def style(self, ctx: ViewContext, tr: Tr) -> dict:
+        """Extra arguments of figures.attention_heatmap (axis titles, height, ...)."""
+        return {}
+
     def file_name(self) -> str:
         return type(self).__name__.removesuffix("View").lower()
 
     def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
         m = self.matrix(ctx)
-        return figures.attention_heatmap(m.values, m.rows, m.cols, tr, self.title(ctx, tr), diverging=m.diverging)
+        style = {"diverging": m.diverging, **self.style(ctx, tr)}
+        return figures.attention_heatmap(m.values, m.rows, m.cols, tr, self.title(ctx, tr), **style)
 
     def csv(self, ctx: ViewContext) -> str:
         m = self.matrix(ctx)
@@ -81,22 +86,29 @@ class View:
 
 
 @dataclass(frozen=True)
-class HeadView(View):
-    """One head of one layer: (T_q, T_k)."""
+class KindHeadView(View):
+    """A view of one head of one kind of attention; `slug` names its CSV file."""
 
     kind: AttentionKind
     layer: int
     head: int
+    slug = ""
+    title_key = "view.head"
+
+    def title(self, ctx: ViewContext, tr: Tr) -> str:
+        return tr(self.title_key, kind=kind_name(self.kind, tr), layer=self.layer, head=self.head)
+
+    def file_name(self) -> str:
+        return f"{self.slug}{AttentionKind(self.kind).value}_L{self.layer}_H{self.head}"
+
+
+@dataclass(frozen=True)
+class HeadView(KindHeadView):
+    """One head of one layer: (T_q, T_k)."""
 
     def matrix(self, ctx: ViewContext) -> Matrix:
         rows, cols = ctx.analysis.labels(self.kind)
         return Matrix(ctx.analysis.maps(self.kind)[self.layer, self.head], rows, cols)
-
-    def title(self, ctx: ViewContext, tr: Tr) -> str:
-        return tr("view.head", kind=kind_name(self.kind, tr), layer=self.layer, head=self.head)
-
-    def file_name(self) -> str:
-        return f"{AttentionKind(self.kind).value}_L{self.layer}_H{self.head}"
 
 
 @dataclass(frozen=True)
@@ -146,23 +158,19 @@ class FocusView(View):
         token = ctx.analysis.labels(self.kind)[0][self.query]
         return tr(f"view.focus.{AttentionKind(self.kind).value}", token=token)
 
-    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
-        m = self.matrix(ctx)
-        return figures.attention_heatmap(
-            m.values, m.rows, m.cols, tr, self.title(ctx, tr), row_title=tr("fig.layer_head")
-        )
+    def style(self, ctx: ViewContext, tr: Tr) -> dict:
+        return {"row_title": tr("fig.layer_head")}
 
     def file_name(self) -> str:
         return f"{AttentionKind(self.kind).value}_focus_{self.query}"
 
 
 @dataclass(frozen=True)
-class WordsView(View):
+class WordsView(KindHeadView):
     """One head with pieces merged into words (columns summed, rows averaged)."""
 
-    kind: AttentionKind
-    layer: int
-    head: int
+    slug = "words_"
+    title_key = "view.words"
 
     def matrix(self, ctx: ViewContext) -> Matrix:
         rows, cols = ctx.analysis.labels(self.kind)
@@ -170,21 +178,13 @@ class WordsView(View):
         merged = merge_words(ctx.analysis.maps(self.kind)[self.layer, self.head], rg, cg)
         return Matrix(merged, word_labels(rows, rg), word_labels(cols, cg))
 
-    def title(self, ctx: ViewContext, tr: Tr) -> str:
-        return tr("view.words", kind=kind_name(self.kind, tr), layer=self.layer, head=self.head)
-
-    def file_name(self) -> str:
-        return f"{AttentionKind(self.kind).value}_words_L{self.layer}_H{self.head}"
-
 
 @dataclass(frozen=True)
-class DiffView(View):
+class DiffView(KindHeadView):
     """This sentence's head minus the same head on another sentence, on the positions they share."""
 
-    other_text: str
-    kind: AttentionKind
-    layer: int
-    head: int
+    other_text: str = ""
+    slug = "diff_"
 
     def matrix(self, ctx: ViewContext) -> Matrix:
         a, b = ctx.analysis, ctx.other(self.other_text)
@@ -194,9 +194,6 @@ class DiffView(View):
 
     def title(self, ctx: ViewContext, tr: Tr) -> str:
         return tr("view.diff")
-
-    def file_name(self) -> str:
-        return f"diff_{AttentionKind(self.kind).value}_L{self.layer}_H{self.head}"
 
 
 @dataclass(frozen=True)
@@ -214,18 +211,12 @@ class ReplayView(View):
         token = ctx.analysis.output_pieces[self.step - 1]
         return tr("view.replay", step=self.step, layer=self.layer, token=token)
 
-    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
-        m = self.matrix(ctx)
-        return figures.attention_heatmap(
-            m.values,
-            m.rows,
-            m.cols,
-            tr,
-            self.title(ctx, tr),
-            row_title=tr("fig.head"),
-            col_title=tr("fig.source"),
-            height=120 + 40 * len(m.rows),
-        )
+    def style(self, ctx: ViewContext, tr: Tr) -> dict:
+        return {
+            "row_title": tr("fig.head"),
+            "col_title": tr("fig.source"),
+            "height": 120 + 40 * ctx.analysis.cross.shape[1],
+        }
 
     def file_name(self) -> str:
         return f"replay_L{self.layer}_step{self.step}"

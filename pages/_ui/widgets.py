@@ -106,3 +106,22 @@ def check(key: str, label: str, value: float, limit: float | None, tr: Translato
     with st.container(key=f"check_{key}"):
         st.markdown(f"{label}: `{value:.3g}`{mark}")
     return bool(ok)
+
+
+def lazy_tabs(key: str, names: tuple[str, ...], prefix: str, tr: Translator, render: dict, *args) -> None:
+    """Tabs of which only the open one runs render[name](*args) and sends its figures."""
+    tabs = st.tabs([tr(f"{prefix}.{name}") for name in names], key=key, on_change="rerun")
+    for name, tab in zip(names, tabs):
+        if tab.open:
+            with tab:
+                render[name](*args)
+
+
+def token_picker(key: str, labels: list[str], default: int, origin: tuple, label: str) -> int:
+    """A token picker whose default follows the sentence (e.g. "it"), kept while the sentence stays."""
+    ss = st.session_state
+    if ss.get(f"{key}_origin") != origin:
+        ss[f"{key}_origin"] = origin
+        ss[key] = default
+    ensure_choice(key, range(len(labels)), default)
+    return st.selectbox(label, range(len(labels)), format_func=lambda i: f"{i}: {labels[i]}", key=key)

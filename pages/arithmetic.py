@@ -8,7 +8,7 @@ from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import StageView
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, Subject, load, subject, translator
+from pages._ui.session import PICK, Subject, open_page
 from pages._ui.widgets import check, head_picker, lazy_tabs, plot, show_view, table, token_picker
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
@@ -136,10 +136,7 @@ RENDER = {"steps": steps_tab, "scaling": scaling_tab}
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt = load(subj, tr)
-    st.title(tr("steps.title"))
+    tr, subj, ckpt = open_page("steps.title")
     st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{QK^{\top}}{\sqrt{d_k}}\right)V")
     a = sentence_analysis(subj, ckpt, tr)
     lazy_tabs("steps_tab", TABS, "steps.tab", tr, RENDER, subj, ckpt, a, tr)

@@ -8,7 +8,7 @@ from pages._ui import cache
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_head, route_statement
 from pages._ui.sentence import sentence_analysis, view_context
-from pages._ui.session import EXAMPLES, PICK, checkpoint_choices, load, subject, translator
+from pages._ui.session import EXAMPLES, PICK, checkpoint_choices, open_page, subject
 from pages._ui.views import (
     CandidatesView,
     Context,
@@ -21,7 +21,7 @@ from pages._ui.views import (
 )
 from pages._ui.widgets import ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
 from transformer.attention import AttentionKind
-from transformer.checkpoint import Checkpoint, CheckpointError
+from transformer.checkpoint import CheckpointError
 
 KINDS = list(AttentionKind)
 TABS = ("heads", "overview", "focus", "words", "compare", "replay")
@@ -190,10 +190,7 @@ RENDER = {
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt: Checkpoint = load(subj, tr)
-    st.title(tr("explorer.title"))
+    tr, subj, ckpt = open_page("explorer.title")
     a = sentence_analysis(subj, ckpt, tr)
     statement = route_statement(ckpt, tr)
     if statement:

@@ -10,7 +10,7 @@ import torch
 from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, Subject, load, subject, translator
+from pages._ui.session import PICK, Subject, open_page, translator
 from pages._ui.views import HeadView
 from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table, token_picker
 from pages.arithmetic import model_inputs
@@ -322,10 +322,7 @@ RENDER = {
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt = load(subj, tr)
-    st.title(tr("lab.title"))
+    tr, subj, ckpt = open_page("lab.title")
     st.markdown(tr("lab.intro"))
     a = sentence_analysis(subj, ckpt, tr)
     lazy_tabs("lab_tab", TABS, "lab.tab", tr, RENDER, subj, ckpt, a, tr)

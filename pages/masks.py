@@ -10,7 +10,7 @@ from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import STAGES, LookAheadRowView, LookAheadView, PaddingStageView
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import Subject, load, subject, translator
+from pages._ui.session import Subject, open_page
 from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
@@ -166,10 +166,7 @@ RENDER = {"padding": padding_tab, "look_ahead": look_ahead_tab, "off": off_tab}
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt = load(subj, tr)
-    st.title(tr("masks.title"))
+    tr, subj, ckpt = open_page("masks.title")
     st.markdown(tr("masks.intro"))
     sentence_analysis(subj, ckpt, tr)
     lazy_tabs("masks_tab", TABS, "masks.tab", tr, RENDER, subj, ckpt, tr)

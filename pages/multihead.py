@@ -8,7 +8,7 @@ from pages._ui import cache
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import ContributionView, VectorsView
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, load, subject, translator
+from pages._ui.session import PICK, open_page
 from pages._ui.widgets import check, head_picker, show_view, table, token_picker
 from pages.arithmetic import model_inputs, query_rows
 from transformer.attention import AttentionKind
@@ -27,10 +27,7 @@ def describe(summary, key_labels: list[str], tr: Translator) -> str:
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt = load(subj, tr)
-    st.title(tr("multihead.title"))
+    tr, subj, ckpt = open_page("multihead.title")
     st.latex(r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O + b_O")
     st.markdown(tr("multihead.intro", h=ckpt.config.n_heads, d_k=ckpt.config.d_k, d_model=ckpt.config.d_model))
     a = sentence_analysis(subj, ckpt, tr)

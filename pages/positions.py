@@ -10,7 +10,7 @@ from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import OrderMapView, SimilarityView, TableView, WavesView
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import Subject, load, subject, translator
+from pages._ui.session import Subject, open_page
 from pages._ui.widgets import check, head_picker, lazy_tabs, plot, show_view, table
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
@@ -130,10 +130,7 @@ RENDER = {"table": table_tab, "sentence": sentence_tab, "order": order_tab}
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt = load(subj, tr)
-    st.title(tr("positions.title"))
+    tr, subj, ckpt = open_page("positions.title")
     st.markdown(tr("positions.intro", kind=ckpt.config.positional))
     sentence_analysis(subj, ckpt, tr, show=False)
     lazy_tabs("positions_tab", TABS, "positions.tab", tr, RENDER, subj, ckpt, tr)

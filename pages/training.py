@@ -16,6 +16,18 @@ from transformer.layout import CARD_FILE, check_name, checkpoints_root
 from transformer.train import PRESETS
 
 FORM_PRESETS = ("tiny", "coref")
+FLAGS = (  # python -m transformer train flag, form field
+    ("--preset", "tr_preset"),
+    ("--steps", "tr_steps"),
+    ("--lr-factor", "tr_lr_factor"),
+    ("--seed", "tr_seed"),
+    ("--encoder-layers", "tr_encoder_layers"),
+    ("--decoder-layers", "tr_decoder_layers"),
+    ("--d-model", "tr_d_model"),
+    ("--heads", "tr_heads"),
+    ("--d-ff", "tr_d_ff"),
+    ("--positional", "tr_positional"),
+)
 D_MODELS = (16, 32, 64, 128, 256)
 HEADS = (1, 2, 4, 8)
 
@@ -207,30 +219,7 @@ def _submit(tr: Translator) -> None:
             return
         st.caption(tr("train.tsv_ok", pairs=pairs))
     steps = int(ss["tr_steps"])
-    args = [
-        "--preset",
-        ss["tr_preset"],
-        "--steps",
-        str(steps),
-        "--lr-factor",
-        str(ss["tr_lr_factor"]),
-        "--seed",
-        str(ss["tr_seed"]),
-        "--encoder-layers",
-        str(ss["tr_encoder_layers"]),
-        "--decoder-layers",
-        str(ss["tr_decoder_layers"]),
-        "--d-model",
-        str(ss["tr_d_model"]),
-        "--heads",
-        str(ss["tr_heads"]),
-        "--d-ff",
-        str(ss["tr_d_ff"]),
-        "--positional",
-        ss["tr_positional"],
-        "--snapshots",
-        snapshot_steps(steps),
-    ]
+    args = [arg for flag, key in FLAGS for arg in (flag, str(ss[key]))] + ["--snapshots", snapshot_steps(steps)]
     try:
         jobs.start(root, name, args, steps, tsv)
     except (jobs.JobError, CorpusFormatError, ValueError) as exc:

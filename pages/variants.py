@@ -10,7 +10,7 @@ from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import WindowMapView
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import Subject, load, subject, translator
+from pages._ui.session import Subject, open_page
 from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
@@ -159,10 +159,7 @@ def table1_tab(tr: Translator) -> None:
 
 
 def page() -> None:
-    tr = translator()
-    subj = subject()
-    ckpt = load(subj, tr)
-    st.title(tr("variants.title"))
+    tr, subj, ckpt = open_page("variants.title")
     tabs = st.tabs([tr(f"variants.tab.{name}") for name in TABS], key="variants_tab", on_change="rerun")
     if tabs[0].open:
         with tabs[0]:

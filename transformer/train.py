@@ -75,6 +75,18 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
+LEAK_MASKED = TrainConfig(
+    model_preset="small",
+    model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
+    corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
+    vocab_size=600,
+    steps=800,
+    batch_tokens=2000,
+    warmup_steps=200,
+    label_smoothing=0.0,  # so that the loss can show the copying: it has no floor to hide behind
+    snapshot_steps=(),
+)
+
 PRESETS: dict[str, TrainConfig] = {
     # The shipped checkpoint (checkpoints/coref-en-fr).
     "coref": TrainConfig(
@@ -88,29 +100,8 @@ PRESETS: dict[str, TrainConfig] = {
     ),
     # Twins that show why the decoder's look-ahead mask exists (checkpoints/leak-*): the same run with
     # and without the mask. Without it the decoder sees the token it must predict and copies it.
-    "leak-masked": TrainConfig(
-        model_preset="small",
-        model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
-        corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
-        vocab_size=600,
-        steps=800,
-        batch_tokens=2000,
-        warmup_steps=200,
-        label_smoothing=0.0,  # so that the loss can show the copying: it has no floor to hide behind
-        snapshot_steps=(),
-    ),
-    "leak-no-mask": TrainConfig(
-        model_preset="small",
-        model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
-        corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
-        vocab_size=600,
-        steps=800,
-        batch_tokens=2000,
-        warmup_steps=200,
-        label_smoothing=0.0,
-        snapshot_steps=(),
-        look_ahead_mask=False,
-    ),
+    "leak-masked": LEAK_MASKED,
+    "leak-no-mask": dataclasses.replace(LEAK_MASKED, look_ahead_mask=False),
     # About a minute on two cores: small enough for a demo in class (tests shorten it further).
     "tiny": TrainConfig(
         model_preset="tiny",

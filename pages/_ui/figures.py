@@ -120,6 +120,12 @@ def attention_heatmap(
     return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
 
 
+def _tile_axis(labels: list[str], stride: int, **extra) -> dict:
+    """An axis with one tick in the middle of each tile (tiles of stride - 1 cells and a gap)."""
+    ticks = [i * stride + (stride - 2) / 2 for i in range(len(labels))]
+    return dict(tickmode="array", tickvals=ticks, ticktext=labels, showgrid=False, zeroline=False, **extra)
+
+
 def heads_overview(
     weights: np.ndarray, tr: Tr, title: str = "", *, highlight: tuple[int, int] | None = None
 ) -> go.Figure:
@@ -169,22 +175,9 @@ def heads_overview(
         shapes=shapes,
         height=min(1000, max(220, 60 + L * 170)),
         margin=dict(l=70, r=10, t=60 if title else 30, b=10, autoexpand=False),
-        xaxis=dict(
-            tickmode="array",
-            tickvals=[h * (Tk + gap) + (Tk - 1) / 2 for h in range(H)],
-            ticktext=[esc(tr("fig.head_n", head=h)) for h in range(H)],
-            side="top",
-            showgrid=False,
-            zeroline=False,
-        ),
-        yaxis=dict(
-            tickmode="array",
-            tickvals=[layer * (Tq + gap) + (Tq - 1) / 2 for layer in range(L)],
-            ticktext=[esc(tr("fig.layer_n", layer=layer)) for layer in range(L)],
-            autorange="reversed",
-            showgrid=False,
-            zeroline=False,
-            scaleanchor="x",
+        xaxis=_tile_axis([esc(tr("fig.head_n", head=h)) for h in range(H)], Tk + gap, side="top"),
+        yaxis=_tile_axis(
+            [esc(tr("fig.layer_n", layer=i)) for i in range(L)], Tq + gap, autorange="reversed", scaleanchor="x"
         ),
         plot_bgcolor="white",
     )

@@ -17,6 +17,17 @@ from .views import Matrix, Tr, View
 STAGES = ("scaled", "masked", "weights")
 
 
+def _axes(tr: Tr, col_key: str, **extra) -> dict:
+    """Heatmap style of the positional-encoding views: positions down, col_key across, 420 px high."""
+    return {
+        "row_title": tr("fig.position"),
+        "col_title": tr(col_key),
+        "value_title": tr("fig.value"),
+        "height": 420,
+        **extra,
+    }
+
+
 @dataclass(frozen=True)
 class StageOfHeadView(View):
     """One stage (QKᵀ/√d_k, masked, softmax) of one head; `prefix` names its CSV file."""
@@ -101,21 +112,12 @@ class TableView(View):
         table = ctx[: self.n]
         return Matrix(table, [str(p) for p in range(len(table))], [str(d) for d in range(table.shape[1])], True)
 
-    def figure(self, ctx: np.ndarray, tr: Tr) -> go.Figure:
-        m = self.matrix(ctx)
-        return figures.attention_heatmap(
-            m.values,
-            m.rows,
-            m.cols,
-            tr,
-            tr("positions.table_title", n=len(m.rows), d=len(m.cols)),
-            diverging=True,
-            zrange=(-1.0, 1.0) if np.abs(m.values).max() <= 1 else None,
-            row_title=tr("fig.position"),
-            col_title=tr("fig.dimension"),
-            value_title=tr("fig.value"),
-            height=420,
-        )
+    def title(self, ctx: np.ndarray, tr: Tr) -> str:
+        return tr("positions.table_title", n=min(self.n, len(ctx)), d=ctx.shape[1])
+
+    def style(self, ctx: np.ndarray, tr: Tr) -> dict:
+        bounded = np.abs(ctx[: self.n]).max() <= 1
+        return _axes(tr, "fig.dimension", zrange=(-1.0, 1.0) if bounded else None)
 
     def file_name(self) -> str:
         return "positional_encoding"
@@ -132,20 +134,13 @@ class SimilarityView(View):
         labels = [str(p) for p in range(len(table))]
         return Matrix(table @ table.T, labels, labels)
 
-    def figure(self, ctx: np.ndarray, tr: Tr) -> go.Figure:
-        m = self.matrix(ctx)
-        return figures.attention_heatmap(
-            m.values,
-            m.rows,
-            m.cols,
-            tr,
-            tr("positions.similarity_title"),
-            zrange=(float(m.values.min()), float(m.values.max())),
-            colorscale=figures.SEQUENTIAL_SIGNED,
-            row_title=tr("fig.position"),
-            col_title=tr("fig.position"),
-            value_title=tr("fig.value"),
-            height=420,
+    def title(self, ctx: np.ndarray, tr: Tr) -> str:
+        return tr("positions.similarity_title")
+
+    def style(self, ctx: np.ndarray, tr: Tr) -> dict:
+        sim = self.matrix(ctx).values
+        return _axes(
+            tr, "fig.position", zrange=(float(sim.min()), float(sim.max())), colorscale=figures.SEQUENTIAL_SIGNED
         )
 
     def file_name(self) -> str:
@@ -219,24 +214,21 @@ class StageView(View):
             cols = [str(i) for i in range(values.shape[1])]
         return Matrix(values, rows, cols, True)
 
-    def figure(self, ctx, tr: Tr) -> go.Figure:
+    def title(self, ctx, tr: Tr) -> str:
+        return tr(f"steps.stage.{self.stage}")
+
+    def style(self, ctx, tr: Tr) -> dict:
         m = self.matrix(ctx)
-        small = m.values.size <= 160
-        zrange = (0.0, 1.0) if self.stage == "weights" else None
-        return figures.attention_heatmap(
-            m.values,
-            m.rows,
-            m.cols,
-            tr,
-            tr(f"steps.stage.{self.stage}"),
-            diverging=self.stage != "weights",
-            zrange=zrange,
-            show_values=small,
-            height=90 + 24 * len(m.rows) + (60 if len(m.cols[0]) > 2 else 20),
-            row_title=tr("fig.row"),
-            col_title=tr("fig.column"),
-            value_title=tr("fig.value"),
-        )
+        weights = self.stage == "weights"
+        return {
+            "diverging": not weights,
+            "zrange": (0.0, 1.0) if weights else None,
+            "show_values": m.values.size <= 160,
+            "height": 90 + 24 * len(m.rows) + (60 if len(m.cols[0]) > 2 else 20),
+            "row_title": tr("fig.row"),
+            "col_title": tr("fig.column"),
+            "value_title": tr("fig.value"),
+        }
 
     def file_name(self) -> str:
         return f"step_{self.stage}"
@@ -284,21 +276,17 @@ class VectorsView(View):
             rows = [str(i) for i in range(len(v))]
         return Matrix(v, rows, [str(i) for i in range(v.shape[1])], True)
 
-    def figure(self, ctx, tr: Tr) -> go.Figure:
-        m = self.matrix(ctx)
-        height = 380 if self.what == "w_o" else 110 + 26 * len(m.rows)
-        return figures.attention_heatmap(
-            m.values,
-            m.rows,
-            m.cols,
-            tr,
-            tr(f"multihead.{self.what}_title"),
-            diverging=True,
-            height=height,
-            row_title=tr("fig.row"),
-            col_title=tr("fig.column"),
-            value_title=tr("fig.value"),
-        )
+    def title(self, ctx, tr: Tr) -> str:
+        return tr(f"multihead.{self.what}_title")
+
+    def style(self, ctx, tr: Tr) -> dict:
+        rows = len(self.matrix(ctx).rows)
+        return {
+            "height": 380 if self.what == "w_o" else 110 + 26 * rows,
+            "row_title": tr("fig.row"),
+            "col_title": tr("fig.column"),
+            "value_title": tr("fig.value"),
+        }
 
     def file_name(self) -> str:
         return f"multihead_{self.what}"

@@ -222,3 +222,12 @@ def load(subj: Subject, tr: Translator) -> Checkpoint:
         st.error(tr("common.bad_checkpoint"))
         st.text(str(exc))
         st.stop()
+
+
+def open_page(title_key: str) -> tuple[Translator, Subject, Checkpoint]:
+    """The start of every page that works on the sidebar's checkpoint: its title, the subject, the model."""
+    tr = translator()
+    subj = subject()
+    ckpt = load(subj, tr)
+    st.title(tr(title_key))
+    return tr, subj, ckpt

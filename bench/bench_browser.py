@@ -25,18 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_load import SENTENCES  # noqa: E402
 from browser import REDRAWN, launch, machine, server  # noqa: E402
 
-SENTENCES = [
-    "The cow didn't cross the road because it was too scared.",
-    "The dogs didn't cross the bridge because they were too tired.",
-    "The horse stopped at the river since it was too flooded.",
-    "The goat avoided the bridges because they were too dangerous.",
-    "The cat didn't reach the field because it was too lazy.",
-    "The trophy didn't fit in the suitcase because it was too big.",
-    "The wolf avoided the valley because it was too icy.",
-    "The hen didn't cross the path because it was too narrow.",
-]
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
 
 
@@ -49,7 +40,7 @@ def expected_translations() -> dict[str, str]:
 
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     with torch.inference_mode():
-        return {s: analyse(ckpt.model, ckpt.tokenizer, s).translation for s in SENTENCES + [FLAGSHIP]}
+        return {s: analyse(ckpt.model, ckpt.tokenizer, s).translation for s in SENTENCES[:8] + [FLAGSHIP]}
 
 
 def marker_of(sentence: str) -> str:
@@ -67,7 +58,7 @@ def measure(url: str, translations: dict[str, str], repeat: int) -> dict[str, li
         page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], None, 3], timeout=120_000)
         box = page.get_by_label("Sentence (English)")
         for i in range(repeat):
-            sentence = SENTENCES[i % len(SENTENCES)]
+            sentence = SENTENCES[i % 8]
             box.fill(sentence)
             t = time.perf_counter()
             box.press("Control+Enter")

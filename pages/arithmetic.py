@@ -52,10 +52,15 @@ def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
     return a.output_pieces, a.pronoun_step or 0
 
 
-def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
+def pick_head_and_query(key: str, subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator):
+    """The shared head picker, then a query token of that kind (the pronoun's row by default)."""
     choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
     rows, default = query_rows(a, choice.kind)
-    query = token_picker("steps_query", rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
+    return choice, token_picker(key, rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
+
+
+def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
+    choice, query = pick_head_and_query("steps_query", subj, ckpt, a, tr)
     src, dec = model_inputs(ckpt, a)
     w = cache.memo(
         "walkthrough",
@@ -63,7 +68,8 @@ def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
         (a.text, tuple(dec), choice.kind, choice.layer, choice.head, query),
         lambda c: walkthrough(c.model, src, dec, choice.kind, choice.layer, choice.head, query, a.labels(choice.kind)),
     )
-    st.markdown(tr(f"steps.where.{choice.kind.value}", token=rows[query], d_k=w.d_k, d_model=ckpt.config.d_model))
+    token = query_rows(a, choice.kind)[0][query]
+    st.markdown(tr(f"steps.where.{choice.kind.value}", token=token, d_k=w.d_k, d_model=ckpt.config.d_model))
     for name, stage in w.stages.items():
         with st.container(border=True, key=f"stage_{name}"):
             st.markdown(f"**{tr(f'steps.stage.{name}')}**")

@@ -19,7 +19,7 @@ from pages._ui.views import (
     ReplayView,
     WordsView,
 )
-from pages._ui.widgets import ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
+from pages._ui.widgets import choice_radio, ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
 from transformer.attention import AttentionKind
 from transformer.checkpoint import CheckpointError
 
@@ -79,12 +79,8 @@ def words_tab(ctx: Context, tr: Translator) -> None:
 
 
 def compare_tab(ctx: Context, tr: Translator) -> None:
-    mode = st.radio(
-        tr("explorer.compare.mode"),
-        ("sentences", "checkpoints"),
-        key="cmp_mode",
-        horizontal=True,
-        format_func=lambda m: tr(f"explorer.compare.mode_{m}"),
+    mode = choice_radio(
+        tr("explorer.compare.mode"), ("sentences", "checkpoints"), "cmp_mode", "explorer.compare.mode", tr
     )
     if mode == "checkpoints":
         compare_checkpoints(ctx, tr)

@@ -12,7 +12,17 @@ from pages._ui.i18n import Translator
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, open_page, translator
 from pages._ui.views import HeadView
-from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table, token_picker
+from pages._ui.widgets import (
+    check,
+    choice_radio,
+    ensure_choice,
+    head_picker,
+    lazy_tabs,
+    plot,
+    show_view,
+    table,
+    token_picker,
+)
 from pages.arithmetic import model_inputs
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
@@ -49,13 +59,7 @@ def head_label(kind: AttentionKind, layer: int, head: int, tr: Translator) -> st
 
 def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("lab.statistics_intro"))
-    scope = st.radio(
-        tr("lab.scope"),
-        ("sentence", "probe_set"),
-        key="lab_scope",
-        horizontal=True,
-        format_func=lambda s: tr(f"lab.scope_{s}"),
-    )
+    scope = choice_radio(tr("lab.scope"), ("sentence", "probe_set"), "lab_scope", "lab.scope", tr)
     if scope == "probe_set" and not has_probe_set(ckpt):
         st.info(tr("lab.no_probe_set"))
         scope = "sentence"

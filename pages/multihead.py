@@ -8,9 +8,9 @@ from pages._ui import cache
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import ContributionView, VectorsView
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, open_page
-from pages._ui.widgets import check, head_picker, show_view, table, token_picker
-from pages.arithmetic import model_inputs, query_rows
+from pages._ui.session import open_page
+from pages._ui.widgets import check, show_view, table
+from pages.arithmetic import model_inputs, pick_head_and_query
 from transformer.attention import AttentionKind
 from transformer.inspection.heads import summarize_layer
 from transformer.inspection.multihead import head_contributions
@@ -31,9 +31,7 @@ def page() -> None:
     st.latex(r"\mathrm{MultiHead}(Q,K,V) = \mathrm{Concat}(\mathrm{head}_1,\dots,\mathrm{head}_h)\,W_O + b_O")
     st.markdown(tr("multihead.intro", h=ckpt.config.n_heads, d_k=ckpt.config.d_k, d_model=ckpt.config.d_model))
     a = sentence_analysis(subj, ckpt, tr)
-    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
-    rows, default = query_rows(a, choice.kind)
-    query = token_picker("mh_query", rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
+    choice, query = pick_head_and_query("mh_query", subj, ckpt, a, tr)
     src, dec = model_inputs(ckpt, a)
     c = cache.memo(
         "contributions",

@@ -9,7 +9,7 @@ import streamlit as st
 from pages._ui import figures
 from pages._ui.i18n import Translator
 from pages._ui.session import translator
-from pages._ui.widgets import plot
+from pages._ui.widgets import choice_radio, plot
 from transformer import jobs
 from transformer.corpus import CorpusFormatError
 from transformer.layout import CARD_FILE, check_name, checkpoints_root
@@ -171,13 +171,7 @@ def form(tr: Translator, busy: bool) -> None:
         c1.number_input(tr("train.steps"), 1, 20_000, key="tr_steps")
         c2.number_input(tr("train.lr_factor"), 0.05, 5.0, step=0.05, key="tr_lr_factor")
         c3.number_input(tr("train.seed"), 0, 2**31 - 1, key="tr_seed")
-        st.radio(
-            tr("train.corpus"),
-            ("generated", "upload"),
-            key="tr_corpus",
-            horizontal=True,
-            format_func=lambda c: tr(f"train.corpus_{c}"),
-        )
+        choice_radio(tr("train.corpus"), ("generated", "upload"), "tr_corpus", "train.corpus", tr)
         st.file_uploader(
             tr("train.upload"), type=["tsv", "txt"], key="tr_upload", help=tr("train.upload_help"), max_upload_size=5
         )

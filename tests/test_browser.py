@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, subprocess_env
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from browser import launch  # noqa: E402
+from browser import server as streamlit_server  # noqa: E402
 
 from pages._ui.i18n import Translator
 from transformer.corpus import SEED_SENTENCES
@@ -23,12 +24,6 @@ ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped checkpoint")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def checkpoint_root(tmp: Path) -> Path:
@@ -43,48 +38,14 @@ def checkpoint_root(tmp: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """The app on a free port, over a checkpoints root of its own (training runs write there)."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail("Debian's chromium is not installed (scripts/test.sh installs it)")
         pytest.skip("Debian's chromium is not installed")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-        ],
-        cwd=str(ROOT),
-        env=subprocess_env(TRANSFORMER_CHECKPOINTS=str(checkpoint_root(tmp_path_factory.mktemp("root")))),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("streamlit did not start")
+    root = checkpoint_root(tmp_path_factory.mktemp("root"))
+    with streamlit_server(ROOT, env={"TRANSFORMER_CHECKPOINTS": str(root)}) as (url, _):
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_type_translate_focus_and_screenshot(server):
@@ -92,17 +53,7 @@ def test_type_translate_focus_and_screenshot(server):
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=shutil.which("chromium") or CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         page.goto(server, wait_until="domcontentloaded")
         box = page.get_by_label(EN("sidebar.sentence"))
@@ -151,10 +102,7 @@ def test_every_page_renders_in_both_languages_and_is_screenshotted(server, lang)
     tr = Translator(lang)
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-        )
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         for url_path in PAGES:
             page.goto(f"{server}/{url_path}?lang={lang}", wait_until="domcontentloaded")
@@ -189,10 +137,7 @@ def test_train_a_tiny_model_in_the_browser_and_follow_a_probe_link(server):
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-        )
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1400, "height": 1100})
         page.goto(f"{server}/training", wait_until="domcontentloaded")
         name = page.get_by_label(EN("train.name"), exact=True)
@@ -249,10 +194,7 @@ def test_odd_input_in_the_browser(server, name):
     text = BAD_INPUTS[name]
     dialogs = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-        )
+        browser = launch(p)
         page = browser.new_page(viewport={"width": 1300, "height": 1000})
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(server, wait_until="domcontentloaded")

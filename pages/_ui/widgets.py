@@ -125,3 +125,8 @@ def token_picker(key: str, labels: list[str], default: int, origin: tuple, label
         ss[key] = default
     ensure_choice(key, range(len(labels)), default)
     return st.selectbox(label, range(len(labels)), format_func=lambda i: f"{i}: {labels[i]}", key=key)
+
+
+def choice_radio(label: str, options: tuple[str, ...], key: str, prefix: str, tr: Translator) -> str:
+    """A horizontal radio whose option labels come from the catalogue (f"{prefix}_{option}")."""
+    return st.radio(label, options, key=key, horizontal=True, format_func=lambda o: tr(f"{prefix}_{o}"))

@@ -5,7 +5,9 @@
 For a 30-piece and a 128-piece sentence: the median time of translating with every
 attention map captured, of building each explorer tab's figures through the same
 typed views the app uses (pages/_ui/views.py), and of serialising them as Streamlit
-does (plotly JSON). Runs on the CPU with 2 threads.
+does (plotly JSON). Then, for the 30-piece sentence, each lesson page's computation
+and figures (pages/_ui/lesson_views.py), and the head lab's ablation ranking over its
+300-sentence probe set. Runs on the CPU with 1 thread per model call, as the app does.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from transformer.attention import AttentionKind  # noqa: E402
 from transformer.checkpoint import load_checkpoint  # noqa: E402
 from transformer.layout import DEFAULT_CHECKPOINT  # noqa: E402
 
-torch.set_num_threads(2)
+torch.set_num_threads(1)  # as app.py sets it
 TR = Translator("en")
 SENTENCES = [
     "The dog and the cats didn't cross the street because it was too tired.",
@@ -73,6 +75,67 @@ def ms(fn, repeat: int = 7) -> float:
     return median_seconds(fn, repeat) * 1e3
 
 
+def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
+    """name -> (computation, views to draw from its result): what each lesson page does for a sentence."""
+    from pages._ui.lesson_views import (
+        ContributionView,
+        LookAheadRowView,
+        LookAheadView,
+        OrderMapView,
+        PaddingStageView,
+        SimilarityView,
+        StageView,
+        TableView,
+        VectorsView,
+        WavesView,
+        WindowMapView,
+    )
+    from transformer.inspection import masking, positions, variants
+    from transformer.inspection.arithmetic import walkthrough
+    from transformer.inspection.multihead import head_contributions
+    from transformer.inspection.scaling import model_scaling
+
+    m, tok = ckpt.model, ckpt.tokenizer
+    other = "The dogs and the cat didn't cross the bridge because they were too tired."
+    src = tok.source_ids(text, m.config.max_len)
+    dec = [tok.sp.piece_to_id(p) for p in a.target_pieces]
+    q = a.pronoun_step or 0
+    windows = [None, len(src), *range(len(src) - 1, -1, -1)]
+    stages = ("q", "K", "V", "scores", "scaled", "masked", "weights", "head", "heads")
+    return {
+        "masks: padding": (
+            lambda: masking.padding_demo(m, tok, [text, other]),
+            [PaddingStageView(s, 1, 1) for s in ("scaled", "masked", "weights")],
+        ),
+        "masks: look-ahead": (
+            lambda: masking.look_ahead_demo(m, tok, text),
+            [LookAheadRowView(1, 0, 3), LookAheadView("masked", 1, 0), LookAheadView("weights", 1, 0)],
+        ),
+        "masks: padding off": (lambda: masking.padding_effect(m, tok, text, other), []),
+        "positions: table": (
+            lambda: positions.position_table(m, m.config.max_len),
+            [TableView(64), SimilarityView(64), WavesView((0, 1, 8, 64), 64)],
+        ),
+        "positions: order": (
+            lambda: positions.order_blindness(m, tok, text, 0),
+            [OrderMapView(False, 0, 0), OrderMapView(True, 0, 0)],
+        ),
+        "step by step": (
+            lambda: walkthrough(m, src, dec, CROSS, 1, 1, q, a.labels(CROSS)),
+            [StageView(s) for s in stages],
+        ),
+        "why √d_k (model)": (lambda: model_scaling(m, src, dec), []),
+        "multi-head": (
+            lambda: head_contributions(m, src, dec, CROSS, 1, q),
+            [VectorsView("heads"), VectorsView("concat"), VectorsView("w_o"), ContributionView()],
+        ),
+        "restricted attention": (
+            lambda: (variants.restricted_runs(m, tok, text, windows), a.source_pieces),
+            [WindowMapView(0, 0, 0), WindowMapView(4, 0, 0)],
+        ),
+    }
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
@@ -94,6 +157,21 @@ def main() -> None:
             t_json = ms(lambda figs=figs: [pio.to_json(f.to_dict(), validate=False) for f in figs])
             size = sum(len(pio.to_json(f.to_dict(), validate=False)) for f in figs)
             print(f"  {tab:12s} figures {t_build:6.1f} ms + JSON {t_json:5.1f} ms   payload {size / 1024:7.1f} kB")
+        if n == 30:
+            print("lesson pages, 30-piece sentence:")
+            for name, (compute, views) in lesson_pages(ckpt, text, a).items():
+                with torch.inference_mode():
+                    result = compute()
+                    t_compute = ms(compute, 3)
+                t_figs = ms(lambda views=views, result=result: [v.figure(result, TR) for v in views], 3)
+                print(f"  {name:22s} compute {t_compute:7.1f} ms + figures {t_figs:6.1f} ms")
+    from transformer.corpus import CorpusSpec, generate_test
+    from transformer.inspection.headlab import probe_set, rank_heads
+
+    ps = probe_set(ckpt.tokenizer, generate_test(CorpusSpec.from_card(ckpt.card)), 300)
+    t_rank = median_seconds(lambda: rank_heads(ckpt.model, ps), 1)
+    n_heads = ckpt.config.n_heads * (ckpt.config.n_encoder_layers + 2 * ckpt.config.n_decoder_layers)
+    print(f"head lab: ablation ranking of {n_heads} heads over {ps.n} probe sentences: {t_rank:.2f} s")
 
 
 if __name__ == "__main__":

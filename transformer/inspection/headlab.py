@@ -31,7 +31,7 @@ class ProbeSet:
     n: int
 
 
-def probe_set(tokenizer: Tokenizer, examples: list[Example], n: int = 300, batch_size: int = 100) -> ProbeSet:
+def probe_set(tokenizer: Tokenizer, examples: list[Example], n: int = 300, batch_size: int = 300) -> ProbeSet:
     pronoun = [ex for ex in examples if ex.pronoun >= 0][:n]
     batches, count = [], 0
     for exs, rows, src, tgt_in in probe_batches(tokenizer, pronoun, batch_size):

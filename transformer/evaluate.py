@@ -16,7 +16,7 @@ from .corpus import FRENCH_PRONOUNS, CorpusSpec, Example, generate, seed_example
 from .decoding import greedy_decode_batch, require_eval
 from .model import Transformer
 from .options import DEFAULT, CallOptions
-from .tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch, word_groups
+from .tokenizer import PAD_ID, Tokenizer, pad_batch, word_groups
 
 PRONOUN_RE = re.compile(r"(?:qu'|car |que )(" + "|".join(sorted(FRENCH_PRONOUNS, key=len, reverse=True)) + r")\b")
 
@@ -121,8 +121,9 @@ def probe_batches(tokenizer: Tokenizer, examples: list[Example], batch_size: int
     for b in range(0, len(items), batch_size):
         chunk = items[b : b + batch_size]
         src = pad_batch([tokenizer.source_ids(ex.src) for ex, _ in chunk])
-        tgt = pad_batch([[BOS_ID] + tokenizer.encode(ex.tgt) for ex, _ in chunk])
-        yield [ex for ex, _ in chunk], [r for _, r in chunk], src, tgt
+        targets = [tokenizer.target_ids(ex.tgt) for ex, _ in chunk]
+        tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
+        yield [ex for ex, _ in chunk], [r for _, r in chunk], src, tgt_in, tgt_out
 
 
 def antecedent_wins(row: torch.Tensor, rows: ProbeRows) -> np.ndarray:
@@ -149,7 +150,7 @@ def coreference_probe(
     )
     fam_n: dict[str, int] = defaultdict(int)
     n = 0
-    for exs, rows, src, tgt in probe_batches(tokenizer, examples, batch_size):
+    for exs, rows, src, tgt, _ in probe_batches(tokenizer, examples, batch_size):
         att = model(src, tgt, options=options, return_attention=True).attention
         enc = torch.stack(att.encoder, 1)  # (B, L, H, S, S)
         cross = torch.stack(att.cross, 1)  # (B, L, H, T, S)
@@ -206,8 +207,8 @@ def teacher_forced_loss(
     for b in range(0, len(pairs), batch_size):
         chunk = pairs[b : b + batch_size]
         src = pad_batch([tokenizer.source_ids(s) for s, _ in chunk])
-        tgt_in = pad_batch([[BOS_ID] + tokenizer.encode(t) for _, t in chunk])
-        tgt_out = pad_batch([tokenizer.encode(t) + [EOS_ID] for _, t in chunk])
+        targets = [tokenizer.target_ids(t) for _, t in chunk]
+        tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
         logits = model(src, tgt_in, options=options).logits
         total += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum"))
         count += int((tgt_out != PAD_ID).sum())

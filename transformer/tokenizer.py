@@ -83,6 +83,11 @@ class Tokenizer:
             ids = ids[: max_len - 1]
         return ids + [EOS_ID]
 
+    def target_ids(self, text: str) -> tuple[list[int], list[int]]:
+        """Teacher forcing: the decoder's input (BOS + pieces) and what each row must predict (pieces + EOS)."""
+        ids = self.sp.encode(text)
+        return [BOS_ID] + ids, ids + [EOS_ID]
+
     def decode(self, ids: Iterable[int]) -> str:
         return self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
 

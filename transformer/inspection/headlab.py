@@ -19,7 +19,7 @@ from ..decoding import require_eval
 from ..evaluate import ProbeRows, probe_batches
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions, HeadMask
-from ..tokenizer import EOS_ID, PAD_ID, Tokenizer, pad_batch
+from ..tokenizer import PAD_ID, Tokenizer
 from .heads import STATISTICS, head_statistics
 
 
@@ -34,8 +34,7 @@ class ProbeSet:
 def probe_set(tokenizer: Tokenizer, examples: list[Example], n: int = 300, batch_size: int = 300) -> ProbeSet:
     pronoun = [ex for ex in examples if ex.pronoun >= 0][:n]
     batches, count = [], 0
-    for exs, rows, src, tgt_in in probe_batches(tokenizer, pronoun, batch_size):
-        tgt_out = pad_batch([tokenizer.encode(ex.tgt) + [EOS_ID] for ex in exs])
+    for exs, rows, src, tgt_in, tgt_out in probe_batches(tokenizer, pronoun, batch_size):
         batches.append((src, tgt_in, tgt_out, rows))
         count += len(exs)
     return ProbeSet(batches, count)

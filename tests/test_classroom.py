@@ -10,7 +10,7 @@ import sys
 import tracemalloc
 
 import pytest
-from apptest import EN, app, node_text, run
+from apptest import EN, app, figures, node_text, run
 from conftest import ROOT
 
 from transformer.layout import DEFAULT_CHECKPOINT, list_checkpoints
@@ -40,6 +40,9 @@ def test_the_share_link_round_trips_and_bad_values_fall_back_with_a_note():
     )
     assert (ss["pick_kind"], ss["pick_layer"], ss["pick_head"]) == ("encoder", 2, 3)
     assert not at.sidebar.warning  # nothing refused
+    assert "overview_chart" in figures(at)  # the link opens the all-heads view on its head ...
+    big = figures(at)["overview_big"]["layout"]["title"]["text"]
+    assert "L2 H3" in big  # ... enlarged
     # the link the page writes back holds the same view
     assert (
         at.query_params["text"] == ["The cow didn't cross the road because it was too scared."]
@@ -53,6 +56,12 @@ def test_the_share_link_round_trips_and_bad_values_fall_back_with_a_note():
     note = " ".join(w.value for w in bad.sidebar.warning)
     for name in ("kind", "layer", "head", "lang", "beam", "ckpt"):
         assert name in note
+    stale = app()  # a head the checkpoint does not have (it has 2 decoder layers, 4 heads)
+    stale.query_params.update(kind="cross", layer="5", head="9")
+    run(stale)
+    note = " ".join(w.value for w in stale.sidebar.warning)
+    assert "layer" in note and "head" in note
+    assert (stale.session_state["pick_layer"], stale.session_state["pick_head"]) == (1, 1)  # the defaults
 
 
 @shipped

@@ -70,28 +70,46 @@ def _use_example() -> None:
 
 
 def _apply_share_link(choices: dict[str, str]) -> list[str]:
-    """Set the session from the URL's parameters (first run of a session); returns the ones refused."""
+    """Set the session from the URL's parameters (first run of a session); returns the names refused.
+
+    A head is checked against the linked checkpoint's shape; a linked head opens the explorer's
+    all-heads tab on it.
+    """
     ss, qp, refused = st.session_state, st.query_params, []
 
-    def take(name: str, valid) -> None:
+    def take(name: str, key: str, parse) -> None:
         if name in qp:
-            value = qp[name]
-            parsed = valid(value)
-            if parsed is None:
+            value = parse(qp[name])
+            if value is None:
                 refused.append(name)
             else:
-                ss[target.get(name, name)] = parsed
+                ss[key] = value
 
-    target = {"ckpt": "checkpoint", "kind": f"{PICK}_kind", "layer": f"{PICK}_layer", "head": f"{PICK}_head"}
-    take("lang", lambda v: v if v in LANGUAGES else None)
-    take("ckpt", lambda v: v if v in choices else None)
-    take("text", lambda v: v[:MAX_TEXT])
-    take("beam", lambda v: int(v) if v.isdigit() and int(v) in BEAMS else None)
-    take("kind", lambda v: AttentionKind(v) if v in {k.value for k in AttentionKind} else None)
-    take("layer", lambda v: int(v) if v.isdigit() and int(v) < 64 else None)
-    take("head", lambda v: int(v) if v.isdigit() and int(v) < 64 else None)
+    number = lambda v: int(v) if v.isdigit() else None  # noqa: E731
+    take("lang", "lang", lambda v: v if v in LANGUAGES else None)
+    take("ckpt", "checkpoint", lambda v: v if v in choices else None)
+    take("text", "text", lambda v: v[:MAX_TEXT])
+    take("beam", "beam", lambda v: int(v) if v.isdigit() and int(v) in BEAMS else None)
+    take("kind", f"{PICK}_kind", lambda v: AttentionKind(v) if v in {k.value for k in AttentionKind} else None)
+    take("layer", f"{PICK}_layer", number)
+    take("head", f"{PICK}_head", number)
     if "text" in qp:
         ss["example"] = ss["text"] if ss["text"] in EXAMPLES else EXAMPLES[0]
+    kind = ss.get(f"{PICK}_kind")
+    if isinstance(kind, AttentionKind) and choices:
+        path = choices.get(ss.get("checkpoint")) or next(iter(choices.values()))
+        try:
+            cfg = cache.checkpoint(path).config
+        except CheckpointError:
+            return refused
+        n_layers = cfg.n_encoder_layers if kind.in_encoder else cfg.n_decoder_layers
+        for name, limit in (("layer", n_layers), ("head", cfg.n_heads)):
+            if name in qp and not (isinstance(ss.get(f"{PICK}_{name}"), int) and ss[f"{PICK}_{name}"] < limit):
+                ss.pop(f"{PICK}_{name}", None)
+                if name not in refused:
+                    refused.append(name)
+        ss[f"{PICK}_origin"] = (path, kind)  # the head picker keeps the linked head instead of its default
+        ss["explorer_tab"] = Translator(ss.get("lang", DEFAULT_LANGUAGE))("explorer.tab.overview")
     return refused
 
 

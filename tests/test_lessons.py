@@ -53,7 +53,7 @@ def test_the_leak_twins_show_a_lower_loss_and_a_lower_exact_match_without_the_ma
         cards[name]["final_loss"] = np.mean(losses[-5:])
     masked, open_ = cards["leak-masked"], cards["leak-no-mask"]
     assert masked["train_config"]["look_ahead_mask"] is True and open_["train_config"]["look_ahead_mask"] is False
-    assert open_["final_loss"] < masked["final_loss"] - 0.2
+    assert open_["final_loss"] < 0.5 * masked["final_loss"]  # it copies the next token from its input
     assert open_["evaluation"]["exact_match"] < masked["evaluation"]["exact_match"] - 0.5
     at = run(app("masks", masks_tab=EN("masks.tab.off")))
     assert "leak_curves" in figures(at) and len(table(at, "leak_table")) == 2

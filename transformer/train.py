@@ -80,7 +80,7 @@ LEAK_MASKED = TrainConfig(
     model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
     corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
     vocab_size=600,
-    steps=800,
+    steps=1500,
     batch_tokens=2000,
     warmup_steps=200,
     label_smoothing=0.0,  # so that the loss can show the copying: it has no floor to hide behind

@@ -17,6 +17,11 @@ from .views import Matrix, Tr, View
 STAGES = ("scaled", "masked", "weights")
 
 
+def _cells(tr: Tr) -> dict:
+    """Axis titles of a matrix of numbers (rows, columns, values)."""
+    return {"row_title": tr("fig.row"), "col_title": tr("fig.column"), "value_title": tr("fig.value")}
+
+
 def _axes(tr: Tr, col_key: str, **extra) -> dict:
     """Heatmap style of the positional-encoding views: positions down, col_key across, 420 px high."""
     return {
@@ -225,9 +230,7 @@ class StageView(View):
             "zrange": (0.0, 1.0) if weights else None,
             "show_values": m.values.size <= 160,
             "height": 90 + 24 * len(m.rows) + (60 if len(m.cols[0]) > 2 else 20),
-            "row_title": tr("fig.row"),
-            "col_title": tr("fig.column"),
-            "value_title": tr("fig.value"),
+            **_cells(tr),
         }
 
     def file_name(self) -> str:
@@ -281,12 +284,7 @@ class VectorsView(View):
 
     def style(self, ctx, tr: Tr) -> dict:
         rows = len(self.matrix(ctx).rows)
-        return {
-            "height": 380 if self.what == "w_o" else 110 + 26 * rows,
-            "row_title": tr("fig.row"),
-            "col_title": tr("fig.column"),
-            "value_title": tr("fig.value"),
-        }
+        return {"height": 380 if self.what == "w_o" else 110 + 26 * rows, **_cells(tr)}
 
     def file_name(self) -> str:
         return f"multihead_{self.what}"

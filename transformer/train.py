@@ -70,6 +70,7 @@ class TrainConfig:
     # row writing the connective (parce que / puisque / car) onto the English one (word alignment,
     # Garg et al. 2019), so that only the encoder can resolve the reference.
     align_pronoun: float = 0.0
+    align_connective: bool = True  # with align_pronoun: also the connective's row (off: the pronoun's row alone)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -276,8 +277,9 @@ class Alignment:
 FRENCH_CONNECTIVE = re.compile(r"(parce qu|puisqu|car )")
 
 
-def pronoun_alignments(tokenizer: Tokenizer, ex: Example) -> list[Alignment]:
-    """il/elle ↔ it/they and the connective ↔ because/since/as, for one pronoun example ([] when none)."""
+def pronoun_alignments(tokenizer: Tokenizer, ex: Example, connective: bool = True) -> list[Alignment]:
+    """il/elle ↔ it/they and (with connective) parce que/puisque/car ↔ because/since/as, for one pronoun
+    example ([] when it has none)."""
     from .evaluate import probe_rows
 
     rows = probe_rows(tokenizer, ex)
@@ -285,7 +287,7 @@ def pronoun_alignments(tokenizer: Tokenizer, ex: Example) -> list[Alignment]:
         return []
     out = [Alignment(rows.cross_row, [rows.pronoun_row])]
     m = FRENCH_CONNECTIVE.search(ex.tgt)
-    if m is not None and ex.pronoun > 0:
+    if connective and m is not None and ex.pronoun > 0:
         words = word_groups(tokenizer.pieces(tokenizer.encode(ex.src)))
         pieces = tokenizer.encode_with_offsets(ex.tgt)
         row = next((i for i, (_, _, b, e) in enumerate(pieces) if b <= m.start() < e), None)
@@ -323,7 +325,7 @@ class TrainingData:
                 continue
             self.pairs.append((x, y))
             supervised = config.align_pronoun and isinstance(ex, Example)
-            self.alignments.append(pronoun_alignments(tokenizer, ex) if supervised else [])
+            self.alignments.append(pronoun_alignments(tokenizer, ex, config.align_connective) if supervised else [])
         if not self.pairs:
             raise TrainingError("no usable training pairs (all empty or longer than max_len)")
 

@@ -99,6 +99,20 @@ PRESETS: dict[str, TrainConfig] = {
         lr_factor=0.5,
         snapshot_steps=(0, 100, 300, 600, 1000, 1400),
     ),
+    # checkpoints/coref-en-fr-encoder: a model whose encoder resolves "it". One decoder layer, and every
+    # cross-attention head's rows that write il/elle and the connective pulled onto their English words,
+    # leave the encoder as the only place where the antecedent can be found (see its README).
+    "coref-encoder": TrainConfig(
+        model_preset="small",
+        model_overrides=dict(n_encoder_layers=3, n_decoder_layers=1),
+        corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2),
+        steps=2000,
+        batch_tokens=3000,
+        lr_factor=0.5,
+        seed=1,
+        align_pronoun=1.0,
+        snapshot_steps=(0, 100, 300, 600, 1000, 1400),
+    ),
     # Twins that show why the decoder's look-ahead mask exists (checkpoints/leak-*): the same run with
     # and without the mask. Without it the decoder sees the token it must predict and copies it.
     "leak-masked": LEAK_MASKED,

@@ -81,7 +81,7 @@ LEAK_MASKED = TrainConfig(
     model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
     corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
     vocab_size=600,
-    steps=1500,
+    steps=1100,
     batch_tokens=2000,
     warmup_steps=200,
     label_smoothing=0.0,  # so that the loss can show the copying: it has no floor to hide behind
@@ -117,16 +117,16 @@ PRESETS: dict[str, TrainConfig] = {
     # and without the mask. Without it the decoder sees the token it must predict and copies it.
     "leak-masked": LEAK_MASKED,
     "leak-no-mask": dataclasses.replace(LEAK_MASKED, look_ahead_mask=False),
-    # About a minute on two cores: small enough for a demo in class (tests shorten it further).
+    # Under a minute on two cores: small enough for a demo in class (tests shorten it further).
     "tiny": TrainConfig(
         model_preset="tiny",
         corpus=CorpusSpec(n_examples=6000, n_test=100),
         vocab_size=300,
-        steps=400,
+        steps=2000,
         batch_tokens=1000,
         warmup_steps=100,
         lr_factor=2.0,
-        snapshot_steps=(0, 10, 50, 100, 200, 300),
+        snapshot_steps=(0, 10, 100, 300, 1000),
         checkpoint_every=50,
     ),
 }

@@ -30,6 +30,11 @@ def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_ou
     bias = ckpt.model.decoder_layers[0].self_attn.w_o.bias
     torch.testing.assert_close(b.intermediates.trace("decoder", 0).output, bias.expand_as(a.logits[..., :32]))
     assert (a.logits - b.logits).abs().max() > 0
+    cross_off = CallOptions(head_mask=HeadMask.without(cfg, [("cross", 1, 2)]))
+    with torch.inference_mode():
+        memories = [ckpt.model.encode(src) for src, _, _, _ in ps.batches]
+    full, shortcut = measure(ckpt.model, ps, cross_off), measure(ckpt.model, ps, cross_off, memories)
+    assert abs(full.loss - shortcut.loss) < 1e-6 and full.accuracy == shortcut.accuracy  # the encoder is reused
     base2, effects = rank_heads(ckpt.model, ps)
     assert base2 == base and len(effects) == cfg.n_heads * (cfg.n_encoder_layers + 2 * cfg.n_decoder_layers)
     stats = set_statistics(ckpt.model, ps)

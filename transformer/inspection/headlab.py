@@ -47,12 +47,19 @@ class Effect:
 
 
 @torch.inference_mode()
-def measure(model: Transformer, ps: ProbeSet, options: CallOptions = DEFAULT) -> Effect:
+def measure(
+    model: Transformer, ps: ProbeSet, options: CallOptions = DEFAULT, memories: list[torch.Tensor] | None = None
+) -> Effect:
+    """Pronoun accuracy and loss over the probe set. memories: the encoder's output per batch, when the
+    options leave the encoder as it is (heads off only in the decoder), so that it is not run again."""
     require_eval(model)
     right = total = 0
     loss_sum, tokens = 0.0, 0
-    for src, tgt_in, tgt_out, rows in ps.batches:
-        logits = model(src, tgt_in, options=options).logits
+    for i, (src, tgt_in, tgt_out, rows) in enumerate(ps.batches):
+        if memories is None:
+            logits = model(src, tgt_in, options=options).logits
+        else:
+            logits = model.decode(tgt_in, memories[i], model.source_mask(src, options), options=options)
         loss_sum += float(
             F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum")
         )
@@ -77,12 +84,15 @@ def rank_heads(model: Transformer, ps: ProbeSet) -> tuple[Effect, list[HeadEffec
     """Switch each head off alone and measure what it costs; the most harmful first."""
     base = measure(model, ps)
     cfg = model.config
+    with torch.inference_mode():
+        memories = [model.encode(src) for src, _, _, _ in ps.batches]  # unchanged when a decoder head is off
     effects = []
     for kind in AttentionKind:
         n_layers = cfg.n_encoder_layers if kind.in_encoder else cfg.n_decoder_layers
         for layer in range(n_layers):
             for head in range(cfg.n_heads):
-                e = measure(model, ps, CallOptions(head_mask=HeadMask.without(cfg, [(kind, layer, head)])))
+                options = CallOptions(head_mask=HeadMask.without(cfg, [(kind, layer, head)]))
+                e = measure(model, ps, options, None if kind.in_encoder else memories)
                 effects.append(HeadEffect(kind, layer, head, base.accuracy - e.accuracy, e.loss - base.loss))
     effects.sort(key=lambda h: (-h.accuracy_drop, -h.loss_rise))
     return base, effects

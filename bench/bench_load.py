@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import sys
 import time
@@ -46,6 +47,18 @@ SENTENCES = [
 
 
 CAPTION = __import__("pages._ui.i18n", fromlist=["Translator"]).Translator("en")("sentence.translation")
+
+
+def distinct_sentences(n: int) -> list[str]:
+    """n different sentences the model knows every word of: the list above, then generated ones."""
+    nouns = ["dog", "cat", "cow", "goat", "horse", "fox", "pig", "wolf", "hen", "bird", "duck", "owl"]
+    places = ["road", "street", "bridge", "river", "field", "path", "valley", "tunnel"]
+    adjectives = ["tired", "scared", "lazy", "hungry", "weak", "shy", "nervous", "sleepy", "wide", "narrow"]
+    extra = (
+        f"The {a} didn't cross the {p} because it was too {j}."
+        for a, p, j in itertools.product(nouns, places, adjectives)
+    )
+    return (SENTENCES + list(itertools.islice(extra, max(0, n - len(SENTENCES)))))[:n]
 
 
 @dataclass
@@ -164,9 +177,7 @@ class Report:
 
 
 async def _load(url: str, n: int, pid: int | None) -> Report:
-    sentences = [SENTENCES[i % len(SENTENCES)] for i in range(n)]
-    # distinct sentences per session where possible: vary the adjective's intensity word
-    sentences = [s if i < len(SENTENCES) else s.replace("too", "very", 1) for i, s in enumerate(sentences)]
+    sentences = distinct_sentences(n)
     expected = await _serial(url, sorted(set(sentences)))
     rss_before = rss_mb(pid) if pid else float("nan")
     sessions = [Session(s) for s in sentences]

@@ -8,7 +8,7 @@ import streamlit as st
 
 from pages._ui import figures
 from pages._ui.i18n import Translator
-from pages._ui.session import translator
+from pages._ui.session import checkpoint_choices, refresh_choices, translator
 from pages._ui.widgets import choice_radio, plot
 from transformer import jobs
 from transformer.corpus import CorpusFormatError
@@ -136,6 +136,8 @@ def job_panel(tr: Translator) -> None:
             ),
             "train_probe",
         )
+    if status.state == "finished" and job.name not in checkpoint_choices():
+        refresh_choices()  # the picker lists the new checkpoint now, not after the scan's cache expires
     seen = st.session_state.get("_job_seen")
     st.session_state["_job_seen"] = (job.name, status.state)
     if seen is not None and seen[0] == job.name and seen[1] == "running" and status.state != "running":

@@ -136,17 +136,18 @@ def test_memory_stops_growing_once_the_caches_are_full(monkeypatch):
 
     render(sentences[:60])  # fill the caches (16 analyses) well past their limit
     gc.collect()
-    tracemalloc.start()
+    tracemalloc.start(5)
     render(sentences[60:120])
     gc.collect()
-    first, _ = tracemalloc.get_traced_memory()
+    first, before = tracemalloc.get_traced_memory()[0], tracemalloc.take_snapshot()
     render(sentences[120:240])
     gc.collect()
-    second, _ = tracemalloc.get_traced_memory()
+    second, after = tracemalloc.get_traced_memory()[0], tracemalloc.take_snapshot()
     tracemalloc.stop()
     # 120 more distinct sentences after the caches were full: Python's traced heap grows by < 3 MB
     # (the leak this replaces grew ~200 kB per sentence: 24 MB here)
-    assert second - first < 3 * 2**20, (first, second)
+    growth = "\n".join(str(d) for d in after.compare_to(before, "lineno")[:8])
+    assert second - first < 3 * 2**20, (first, second, growth)
     # and no earlier run's script namespace is kept alive
     mains = [
         m

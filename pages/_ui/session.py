@@ -65,6 +65,11 @@ def checkpoint_choices() -> dict[str, str]:
     return _scan(str(checkpoints_root()))
 
 
+def refresh_choices() -> None:
+    """Scan the checkpoints folder again on the next call (a run has just written a new checkpoint)."""
+    _scan.clear()
+
+
 def _use_example() -> None:
     st.session_state["text"] = st.session_state["example"]
 

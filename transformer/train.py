@@ -76,6 +76,15 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
 
+COREF = TrainConfig(  # the shipped checkpoint (checkpoints/coref-en-fr)
+    model_preset="small",
+    model_overrides=dict(n_encoder_layers=3, n_decoder_layers=2),
+    corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2),
+    steps=2000,
+    batch_tokens=3000,
+    lr_factor=0.5,
+    snapshot_steps=(0, 100, 300, 600, 1000, 1400),
+)
 LEAK_MASKED = TrainConfig(
     model_preset="small",
     model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
@@ -90,28 +99,12 @@ LEAK_MASKED = TrainConfig(
 
 PRESETS: dict[str, TrainConfig] = {
     # The shipped checkpoint (checkpoints/coref-en-fr).
-    "coref": TrainConfig(
-        model_preset="small",
-        model_overrides=dict(n_encoder_layers=3, n_decoder_layers=2),
-        corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2),
-        steps=2000,
-        batch_tokens=3000,
-        lr_factor=0.5,
-        snapshot_steps=(0, 100, 300, 600, 1000, 1400),
-    ),
+    "coref": COREF,
     # checkpoints/coref-en-fr-encoder: a model whose encoder resolves "it". One decoder layer, and every
     # cross-attention head's rows that write il/elle and the connective pulled onto their English words,
     # leave the encoder as the only place where the antecedent can be found (see its README).
-    "coref-encoder": TrainConfig(
-        model_preset="small",
-        model_overrides=dict(n_encoder_layers=3, n_decoder_layers=1),
-        corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2),
-        steps=2000,
-        batch_tokens=3000,
-        lr_factor=0.5,
-        seed=1,
-        align_pronoun=1.0,
-        snapshot_steps=(0, 100, 300, 600, 1000, 1400),
+    "coref-encoder": dataclasses.replace(
+        COREF, model_overrides=dict(n_encoder_layers=3, n_decoder_layers=1), seed=1, align_pronoun=1.0
     ),
     # Twins that show why the decoder's look-ahead mask exists (checkpoints/leak-*): the same run with
     # and without the mask. Without it the decoder sees the token it must predict and copies it.

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 import torch
 
 from pages import arithmetic, explorer, headlab, masks, multihead, positions, training, variants
 from pages._ui import session
 
-torch.set_num_threads(1)  # measured: one thread per model call serves many sessions best (bench/bench_load.py)
+# One intra-op thread per model call. At most one page body per core runs at once (session.work_slot),
+# so the sessions keep the cores busy; 2 threads measured no better with 30 sessions (bench/bench_load.py).
+torch.set_num_threads(int(os.environ.get("TRANSFORMER_TORCH_THREADS", "1")))
 
 st.set_page_config(page_title="Attention Is All You Need", page_icon=":material/grid_view:", layout="wide")
 tr = session.setup()

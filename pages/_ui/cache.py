@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import time
 from collections.abc import Callable, Hashable
 from dataclasses import fields
 from pathlib import Path
@@ -137,10 +136,3 @@ def memo(name: str, path: str, key: Hashable, compute: Callable[[Checkpoint], T]
             return compute(ckpt)
 
     return results().get((name, path, stamp(path), key), run)
-
-
-def timed(fn):
-    """(result, seconds) of fn()."""
-    t = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t

@@ -9,11 +9,6 @@ from transformer.inspection.card import best_probe_head, probe_scores
 MARK_THRESHOLD = 0.8
 
 
-def probe_kind(kind: AttentionKind) -> AttentionKind:
-    """The probe reads encoder rows and cross rows; decoder self-attention has no probe row."""
-    return AttentionKind.ENCODER if AttentionKind(kind).in_encoder else AttentionKind.CROSS
-
-
 def probe_marks(
     ckpt: Checkpoint, kind: AttentionKind, threshold: float = MARK_THRESHOLD
 ) -> dict[tuple[int, int], float]:

@@ -291,6 +291,16 @@ class Transformer(nn.Module):
         emb = table(tokens) * math.sqrt(self.config.d_model)  # (B, T, d_model)
         return emb, self.positional(emb, start) if positions else emb
 
+    def _stack_input(
+        self, tokens: Tensor, table: nn.Embedding, start: int, options: CallOptions, capture: Capture, side: str
+    ) -> Tensor:
+        """What enters the first layer of a stack (recorded as {side}_embedding / {side}_input)."""
+        emb, x = self.embed(tokens, table, start, positions=options.positions)
+        if capture.intermediates is not None:
+            setattr(capture.intermediates, f"{side}_embedding", emb)
+            setattr(capture.intermediates, f"{side}_input", x)
+        return _dropout(self.dropout, x)
+
     def source_mask(self, src: Tensor, options: CallOptions = DEFAULT) -> Tensor | None:
         """The padding mask of src (B, 1, 1, S), or None when the call switches it off."""
         return padding_mask(src, self.config.pad_id) if options.padding_mask else None
@@ -317,19 +327,14 @@ class Transformer(nn.Module):
         if options.window is not None:  # restricted self-attention: a band around the diagonal
             band = band_mask(src.size(1), options.window, src.device)
             self_mask = band if self_mask is None else self_mask & band
-        emb, x = self.embed(src, self.src_embed, positions=options.positions)
-        inter = capture.intermediates
-        if inter is not None:
-            inter.src_embedding, inter.src_input = emb, x
-        x = _dropout(self.dropout, x)
-        heads = options.head_mask
+        x = self._stack_input(src, self.src_embed, 0, options, capture, "src")
         for i, layer in enumerate(self.encoder_layers):
             result = layer(
                 x,
                 self_mask,
                 need_weights=capture.need_weights,
                 need_trace=capture.need_trace,
-                head_mask=None if heads is None else heads.layer(AttentionKind.ENCODER, i, self.config.n_heads),
+                head_mask=options.heads(AttentionKind.ENCODER, i, self.config.n_heads),
             )
             capture.add(AttentionKind.ENCODER, x, result)
             x = result.output
@@ -363,12 +368,7 @@ class Transformer(nn.Module):
             elif T > 1 and options.look_ahead_mask:  # new positions see every cached one and earlier new ones
                 tgt_mask = subsequent_mask(start + T, tgt.device)[:, :, start:, :]
             # else: one new position sees every cached one, so no mask is needed
-        emb, x = self.embed(tgt, self.tgt_embed, start, positions=options.positions)
-        inter = capture.intermediates
-        if inter is not None:
-            inter.tgt_embedding, inter.tgt_input = emb, x
-        x = _dropout(self.dropout, x)
-        heads = options.head_mask
+        x = self._stack_input(tgt, self.tgt_embed, start, options, capture, "tgt")
         for i, layer in enumerate(self.decoder_layers):
             result = layer(
                 x,
@@ -379,8 +379,8 @@ class Transformer(nn.Module):
                 need_trace=capture.need_trace,
                 past_kv=None if cache is None else cache.self_kv[i],
                 cross_kv=None if cache is None else cache.cross_kv[i],
-                self_head_mask=None if heads is None else heads.layer(AttentionKind.DECODER, i, self.config.n_heads),
-                cross_head_mask=None if heads is None else heads.layer(AttentionKind.CROSS, i, self.config.n_heads),
+                self_head_mask=options.heads(AttentionKind.DECODER, i, self.config.n_heads),
+                cross_head_mask=options.heads(AttentionKind.CROSS, i, self.config.n_heads),
             )
             if cache is not None:
                 cache.self_kv[i], cache.cross_kv[i] = result.self_attn.kv, result.cross_attn.kv

@@ -67,6 +67,10 @@ class CallOptions:
     window: int | None = None
     head_mask: HeadMask | None = None
 
+    def heads(self, kind: AttentionKind, layer: int, n_heads: int) -> Tensor | None:
+        """(H,) multipliers of one layer's heads, or None when every head is kept."""
+        return None if self.head_mask is None else self.head_mask.layer(kind, layer, n_heads)
+
     def __post_init__(self) -> None:
         if self.window is not None and (not isinstance(self.window, int) or self.window < 0):
             raise ValueError(f"window must be a non-negative integer or None, got {self.window!r}")

@@ -3,7 +3,14 @@
 The package imports neither streamlit nor plotly; attention maps are return values.
 """
 
-from .attention import AttentionKind, AttentionResult, AttentionTrace, MultiHeadAttention, scaled_dot_product_attention
+from .attention import (
+    AttentionKind,
+    AttentionResult,
+    AttentionTrace,
+    HeadId,
+    MultiHeadAttention,
+    scaled_dot_product_attention,
+)
 from .config import PRESETS, ConfigError, TransformerConfig
 from .masks import band_mask, padding_mask, subsequent_mask, target_mask
 from .model import AttentionMaps, Capture, DecoderCache, Intermediates, LayerTrace, Transformer, TransformerOutput
@@ -19,6 +26,7 @@ __all__ = [
     "Capture",
     "ConfigError",
     "DecoderCache",
+    "HeadId",
     "HeadMask",
     "Intermediates",
     "LayerTrace",

@@ -28,6 +28,27 @@ class AttentionKind(StrEnum):
         return self is AttentionKind.ENCODER
 
 
+class HeadId(NamedTuple):
+    """One attention head: its kind, its layer and its index, counting from 0 (the one type for a head)."""
+
+    kind: AttentionKind
+    layer: int
+    head: int
+
+    @property
+    def label(self) -> str:
+        """Language-neutral short name, e.g. "cross L1 H1"."""
+        return f"{self.kind.value} L{self.layer} H{self.head}"
+
+    @classmethod
+    def all(cls, config, kind: AttentionKind | None = None) -> list[HeadId]:
+        """Every head of a model (of one kind when given), kind by kind, layer by layer."""
+        kinds = list(AttentionKind) if kind is None else [AttentionKind(kind)]
+        return [
+            cls(k, layer, head) for k in kinds for layer in range(config.n_layers(k)) for head in range(config.n_heads)
+        ]
+
+
 @dataclass
 class AttentionTrace:
     """Every intermediate of one attention call, per head (never averaged).

@@ -62,6 +62,10 @@ class TransformerConfig:
         if not isinstance(self.pad_id, int) or not 0 <= self.pad_id < self.vocab_size:
             raise ConfigError(f"pad_id must be a token id below vocab_size, got {self.pad_id!r}")
 
+    def n_layers(self, kind: Any) -> int:
+        """N of the stack an AttentionKind lives in: the encoder's for encoder self-attention, else the decoder's."""
+        return self.n_encoder_layers if kind.in_encoder else self.n_decoder_layers
+
     @property
     def d_k(self) -> int:
         """Width of one head's queries, keys and values (d_k = d_v = d_model / h)."""

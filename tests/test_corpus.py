@@ -127,3 +127,34 @@ def test_tsv_round_trip_and_malformed_lines(tmp_path):
     f.write_text("", encoding="utf-8")
     with pytest.raises(CorpusFormatError, match="no sentence pairs"):
         read_tsv(f)
+
+
+def test_one_pronoun_detector_for_text_and_pieces():
+    from transformer.corpus import french_pronoun, pronoun_piece, pronoun_span
+
+    text = "Les grenouilles n'ont pas traversé le ruisseau puisqu'il était trop paresseux."
+    assert french_pronoun(text) == "il" and pronoun_span(text) == (text.index("qu'il") + 3, text.index("qu'il") + 5)
+    assert french_pronoun("car elles étaient") == "elles" and french_pronoun("Il était là.") is None
+    # the piece "il" inside "grenouilles" is not the pronoun; the one after "puisqu'" is
+    pieces = ["▁Les", "▁g", "re", "n", "ou", "il", "les", "▁puisqu", "'", "il", "▁était", ".", "</s>"]
+    assert pronoun_piece(pieces) == 9
+    assert pronoun_piece(["▁car", "▁elles", "</s>"]) == 1
+    assert pronoun_piece(["▁Le", "▁chien", "."]) is None
+
+
+def test_the_trainer_and_the_upload_check_share_one_line_rule(tmp_path):
+    from transformer import jobs
+
+    data = b"hello\tbonjour\r\nno tab here\n\nx\t \ngood\tbon\n"
+    pairs, problems = jobs.validate_tsv(data)
+    assert (pairs, problems) == (
+        2,
+        ["line 2: expected source<TAB>target, found 1 field(s)", "line 4: empty source or target"],
+    )
+    f = tmp_path / "c.tsv"
+    f.write_bytes(data)
+    with pytest.raises(CorpusFormatError, match=r"c\.tsv, line 2: expected source<TAB>target, found 1 field\(s\)$"):
+        read_tsv(f)
+    f.write_bytes(b"hello\tbonjour\r\n\ngood\tbon")
+    assert read_tsv(f) == [("hello", "bonjour"), ("good", "bon")]
+    assert jobs.validate_tsv(f.read_bytes()) == (2, [])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import AttentionKind
-from .corpus import FRENCH_PRONOUNS
+from .corpus import pronoun_piece
 from .decoding import translate_ids
 from .model import Transformer
 from .options import DEFAULT, CallOptions
@@ -52,7 +52,7 @@ class Analysis:
     @property
     def pronoun_step(self) -> int | None:
         """The decoder row that writes the French subject pronoun (il, elle, ...), if any."""
-        return next((i for i, p in enumerate(self.output_pieces) if p.strip("▁'") in FRENCH_PRONOUNS), None)
+        return pronoun_piece(self.output_pieces)
 
     @property
     def pronoun_source(self) -> int | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,19 +11,11 @@ import torch
 import torch.nn.functional as F
 
 from .attention import AttentionKind
-from .corpus import FRENCH_PRONOUNS, CorpusSpec, Example, generate, seed_examples
+from .corpus import CorpusSpec, Example, french_pronoun, generate, pronoun_span, seed_examples
 from .decoding import greedy_decode_batch, require_eval
 from .model import Transformer
 from .options import DEFAULT, CallOptions
 from .tokenizer import PAD_ID, Tokenizer, pad_batch, word_groups
-
-PRONOUN_RE = re.compile(r"(?:qu'|car |que )(" + "|".join(sorted(FRENCH_PRONOUNS, key=len, reverse=True)) + r")\b")
-
-
-def french_pronoun(text: str) -> str | None:
-    """The subject pronoun after the connective (parce qu'il, puisqu'elle, car ils ...)."""
-    m = PRONOUN_RE.search(text)
-    return m.group(1) if m else None
 
 
 @dataclass(frozen=True)
@@ -68,10 +59,10 @@ def probe_rows(tokenizer: Tokenizer, ex: Example) -> ProbeRows | None:
     if len(words) != len(ex.src.split()):
         return None
     tgt = tokenizer.encode_with_offsets(ex.tgt)
-    m = PRONOUN_RE.search(ex.tgt)
-    if m is None:
+    span = pronoun_span(ex.tgt)
+    if span is None:
         return None
-    start = m.start(1)
+    start = span[0]
     cross_row = next((i for i, (_, _, b, e) in enumerate(tgt) if b <= start < e), None)
     if cross_row is None:
         return None

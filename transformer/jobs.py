@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .corpus import CorpusFormatError
+from .corpus import CorpusFormatError, decode_tsv, parse_tsv
 from .layout import CONFIG_FILE, METRICS_FILE, REPO_ROOT, RESUME_DIR, check_name, snapshots
 from .train import RunLock
 
@@ -81,30 +81,18 @@ def running(root: Path) -> bool:
 
 
 def validate_tsv(data: bytes, max_bytes: int = MAX_TSV_BYTES, max_errors: int = 20) -> tuple[int, list[str]]:
-    """(number of pairs, problems) of an uploaded source<TAB>target corpus; each problem names its line."""
+    """(number of pairs, problems) of an uploaded source<TAB>target corpus; each problem names its line.
+    The line rule is the trainer's own (:func:`transformer.corpus.parse_tsv`)."""
     if len(data) > max_bytes:
         return 0, [f"the file has {len(data):,} bytes; the limit is {max_bytes:,}"]
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return 0, [f"not UTF-8 text ({exc.reason} at byte {exc.start})"]
-    pairs, problems = 0, []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        parts = line.split("\t")
-        if len(parts) != 2:
-            problems.append(f"line {lineno}: expected source<TAB>target, found {len(parts)} field(s)")
-        elif not parts[0].strip() or not parts[1].strip():
-            problems.append(f"line {lineno}: empty source or target")
-        else:
-            pairs += 1
-        if len(problems) >= max_errors:
-            problems.append("… (stopped after the first problems)")
-            break
-    if not problems and pairs == 0:
-        problems.append("no sentence pairs")
-    return pairs, problems
+        text = decode_tsv(data)
+    except CorpusFormatError as exc:
+        return 0, [str(exc)]
+    pairs, problems = parse_tsv(text, max_problems=max_errors)
+    if len(problems) >= max_errors:
+        problems.append("… (stopped after the first problems)")
+    return len(pairs), problems
 
 
 def start(root: Path, name: str, args: list[str], total_steps: int, tsv: bytes | None = None) -> Job:

@@ -35,189 +35,16 @@ is solved by generalisation), and a fixed share of noun pairs, go to the test sp
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass, fields
-from pathlib import Path
+from dataclasses import dataclass, fields
 
-VOWELS = tuple("aeiouyhâàéèêîôûAEIOUYH")
-
-
-@dataclass(frozen=True)
-class Noun:
-    en: str  # singular English
-    en_pl: str  # plural English
-    fr: str  # French noun, singular, without article
-    fr_pl: str  # French plural
-    gender: str  # "m" or "f"
-    cls: str  # "animal", "place", "content", "container"
-    elide: bool = False  # starts with a vowel sound: l'animal
-
-
-def _n(en: str, fr: str, gender: str, cls: str, en_pl: str | None = None, fr_pl: str | None = None) -> Noun:
-    return Noun(en, en_pl or en + "s", fr, fr_pl or fr + "s", gender, cls, fr[0] in "aeiouyâéèêîôûh")
-
-
-NOUNS: tuple[Noun, ...] = (
-    # animals: masculine and feminine
-    _n("animal", "animal", "m", "animal", fr_pl="animaux"),
-    _n("dog", "chien", "m", "animal"),
-    _n("cat", "chat", "m", "animal"),
-    _n("horse", "cheval", "m", "animal", fr_pl="chevaux"),
-    _n("bird", "oiseau", "m", "animal", fr_pl="oiseaux"),
-    _n("rabbit", "lapin", "m", "animal"),
-    _n("fox", "renard", "m", "animal", en_pl="foxes"),
-    _n("donkey", "âne", "m", "animal"),
-    _n("pig", "cochon", "m", "animal"),
-    _n("wolf", "loup", "m", "animal", en_pl="wolves"),
-    _n("cow", "vache", "f", "animal"),
-    _n("goat", "chèvre", "f", "animal"),
-    _n("mouse", "souris", "f", "animal", en_pl="mice", fr_pl="souris"),
-    _n("turtle", "tortue", "f", "animal"),
-    _n("hen", "poule", "f", "animal"),
-    _n("giraffe", "girafe", "f", "animal"),
-    _n("frog", "grenouille", "f", "animal"),
-    _n("bee", "abeille", "f", "animal"),
-    _n("owl", "chouette", "f", "animal"),
-    _n("duck", "cane", "f", "animal"),
-    # places
-    _n("street", "rue", "f", "place"),
-    _n("road", "route", "f", "place"),
-    _n("river", "rivière", "f", "place"),
-    _n("avenue", "avenue", "f", "place"),
-    _n("square", "place", "f", "place"),
-    _n("valley", "vallée", "f", "place"),
-    _n("highway", "autoroute", "f", "place"),
-    _n("bridge", "pont", "m", "place"),
-    _n("path", "chemin", "m", "place"),
-    _n("field", "champ", "m", "place"),
-    _n("tunnel", "tunnel", "m", "place"),
-    _n("canal", "canal", "m", "place", fr_pl="canaux"),
-    _n("stream", "ruisseau", "m", "place", fr_pl="ruisseaux"),
-    _n("corridor", "couloir", "m", "place"),
-    # things that go into containers
-    _n("trophy", "trophée", "m", "content", en_pl="trophies"),
-    _n("ball", "ballon", "m", "content"),
-    _n("book", "livre", "m", "content"),
-    _n("cake", "gâteau", "m", "content", fr_pl="gâteaux"),
-    _n("computer", "ordinateur", "m", "content"),
-    _n("pillow", "oreiller", "m", "content"),
-    _n("lamp", "lampe", "f", "content"),
-    _n("bottle", "bouteille", "f", "content"),
-    _n("guitar", "guitare", "f", "content"),
-    _n("plate", "assiette", "f", "content"),
-    _n("blanket", "couverture", "f", "content"),
-    # containers
-    _n("suitcase", "valise", "f", "container"),
-    _n("box", "boîte", "f", "container", en_pl="boxes"),
-    _n("basket", "corbeille", "f", "container"),
-    _n("envelope", "enveloppe", "f", "container"),
-    _n("wardrobe", "armoire", "f", "container"),
-    _n("bag", "sac", "m", "container"),
-    _n("drawer", "tiroir", "m", "container"),
-    _n("trunk", "coffre", "m", "container"),
-    _n("cupboard", "placard", "m", "container"),
-)
-NOUN_BY_EN = {n.en: n for n in NOUNS}
-
-
-@dataclass(frozen=True)
-class Adjective:
-    en: str
-    forms: tuple[str, str, str, str]  # French m.sg, f.sg, m.pl, f.pl
-    fits: tuple[str, ...]  # noun classes (or "role:content"/"role:container") it can describe
-
-    def fr(self, gender: str, plural: bool) -> str:
-        return self.forms[(2 if plural else 0) + (1 if gender == "f" else 0)]
-
-
-def _a(
-    en: str, ms: str, fits: tuple[str, ...], fs: str | None = None, mp: str | None = None, fp: str | None = None
-) -> Adjective:
-    fs = fs or (ms if ms.endswith("e") else ms + "e")
-    mp = mp or (ms if ms.endswith(("s", "x")) else ms + "s")
-    fp = fp or fs + "s"
-    return Adjective(en, (ms, fs, mp, fp), fits)
-
-
-ANIMAL, PLACE = ("animal",), ("place",)
-ADJECTIVES: tuple[Adjective, ...] = (
-    # fit animals only
-    _a("tired", "fatigué", ANIMAL),
-    _a("scared", "effrayé", ANIMAL),
-    _a("sleepy", "endormi", ANIMAL),
-    _a("lazy", "paresseux", ANIMAL, fs="paresseuse"),
-    _a("nervous", "nerveux", ANIMAL, fs="nerveuse"),
-    _a("hungry", "affamé", ANIMAL),
-    _a("weak", "faible", ANIMAL),
-    _a("shy", "timide", ANIMAL),
-    # fit places only
-    _a("wide", "large", PLACE),
-    _a("narrow", "étroit", PLACE),
-    _a("long", "long", PLACE, fs="longue"),
-    _a("busy", "fréquenté", PLACE),
-    _a("icy", "glacé", PLACE),
-    _a("crowded", "bondé", PLACE),
-    _a("flooded", "inondé", PLACE),
-    _a("steep", "raide", PLACE),
-    # fit both animals and places (the number family's neutral predicates)
-    _a("far", "loin", ANIMAL + PLACE, fs="loin", mp="loin", fp="loin"),
-    _a("dirty", "sale", ANIMAL + PLACE),
-    _a("noisy", "bruyant", ANIMAL + PLACE),
-    _a("dangerous", "dangereux", ANIMAL + PLACE, fs="dangereuse"),
-    # container sentences: big → the content, small → the container
-    _a("big", "grand", ("role:content",)),
-    _a("small", "petit", ("role:container",)),
-    _a("large", "gros", ("role:content",), fs="grosse"),
-    _a("full", "plein", ("role:container",)),
-)
-ADJ_BY_EN = {a.en: a for a in ADJECTIVES}
-
-CONNECTIVES = (("because", "parce que"), ("since", "puisque"), ("as", "car"))
-
-
-# ---------------------------------------------------------------- French helpers
-def article(noun: Noun, plural: bool, definite: bool = True) -> str:
-    """le chien / la rue / l'animal / les rues."""
-    word = noun.fr_pl if plural else noun.fr
-    if plural:
-        return f"les {word}"
-    if noun.elide:
-        return f"l'{word}"
-    return f"{'le' if noun.gender == 'm' else 'la'} {word}"
-
-
-def with_a(noun: Noun, plural: bool) -> str:
-    """à + article: au pont, à la rue, à l'avenue, aux rues."""
-    word = noun.fr_pl if plural else noun.fr
-    if plural:
-        return f"aux {word}"
-    if noun.elide:
-        return f"à l'{word}"
-    return f"au {word}" if noun.gender == "m" else f"à la {word}"
-
-
-def capital(s: str) -> str:
-    return s[0].upper() + s[1:]
-
-
-def elide_que(conj: str, pronoun: str) -> str:
-    """parce que + il → parce qu'il; puisque + elle → puisqu'elle; car il."""
-    if conj.endswith("que") and pronoun[0] in "aeiouy":
-        return conj[:-1] + "'" + pronoun
-    return f"{conj} {pronoun}"
-
-
-FRENCH_PRONOUNS = ("il", "elle", "ils", "elles")  # the subject pronouns whose choice shows the reference
-
-
-def fr_pronoun(gender: str, plural: bool) -> str:
-    return ("ils" if plural else "il") if gender == "m" else ("elles" if plural else "elle")
+from .french import article, capital, elide_que, fr_pronoun, with_a
+from .lexicon import ADJ_BY_EN, ADJECTIVES, CONNECTIVES, NOUN_BY_EN, NOUNS, Adjective, Noun
 
 
 def en_np(noun: Noun, plural: bool) -> str:
     return noun.en_pl if plural else noun.en
 
 
-# ---------------------------------------------------------------- examples
 @dataclass(frozen=True)
 class Example:
     """One sentence pair and what the evaluation needs to know about it.
@@ -235,9 +62,6 @@ class Example:
     pronoun: int = -1  # word index of "it" / "they"
     cue: int = -1  # word index of the deciding adjective
     fr_pronoun: str = ""  # il / elle / ils / elles
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _word_index(words: list[str], target: str, start: int = 0) -> int:
@@ -421,10 +245,6 @@ def _plain_example(rng: random.Random, a: Noun, b: Noun, template: str) -> Examp
     return Example(en, fr, "plain", "be", (noun.en,))
 
 
-def _is_seed_pair(a: Noun, b: Noun) -> bool:
-    return {a.en, b.en} == {"animal", "street"}
-
-
 @dataclass(frozen=True)
 class CorpusSpec:
     """How many examples of each kind; the generator is deterministic given the seed."""
@@ -542,43 +362,3 @@ def seed_examples() -> list[Example]:
         make_pronoun_example("cross", a, False, b, False, ADJ_BY_EN[adj], ref, CONNECTIVES[0], "winograd")
         for adj, ref in (("tired", True), ("wide", False))
     ]
-
-
-# ---------------------------------------------------------------- TSV files
-class CorpusFormatError(ValueError):
-    """A corpus file line that is not source<TAB>target."""
-
-
-def write_tsv(path: str | Path, examples: list[Example]) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        for ex in examples:
-            fh.write(f"{ex.src}\t{ex.tgt}\n")
-
-
-def read_tsv(path: str | Path) -> list[tuple[str, str]]:
-    """Read source<TAB>target lines; a malformed line raises CorpusFormatError naming its number."""
-    pairs = []
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise CorpusFormatError(f"cannot read {path}: {exc.strerror}") from None
-    with fh:
-        try:
-            for lineno, line in enumerate(fh, start=1):
-                line = line.rstrip("\n").rstrip("\r")
-                if not line.strip():
-                    continue
-                parts = line.split("\t")
-                if len(parts) != 2:
-                    raise CorpusFormatError(
-                        f"{path}, line {lineno}: expected source<TAB>target, found {len(parts)} field(s)"
-                    )
-                src, tgt = parts[0].strip(), parts[1].strip()
-                if not src or not tgt:
-                    raise CorpusFormatError(f"{path}, line {lineno}: empty source or target")
-                pairs.append((src, tgt))
-        except UnicodeDecodeError as exc:
-            raise CorpusFormatError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if not pairs:
-        raise CorpusFormatError(f"{path}: no sentence pairs")
-    return pairs

@@ -1,0 +1,131 @@
+"""Rebuild the committed real-text corpus (transformer/corpus/data/) from Debian packages.
+
+    sudo python3 scripts/build_real_corpus.py            # apt-get download + dpkg -x into a temp folder
+    python3 scripts/build_real_corpus.py --debs DIR      # the .deb files already downloaded into DIR
+
+It never installs anything: ``apt-get download`` fetches the .deb files and ``dpkg -x``
+unpacks each into its own folder. The package versions, the counts and the licences go
+to ``transformer/corpus/data/MANIFEST.json``. The output is byte-for-byte reproducible
+for the same package versions (sorted pages, a fixed gzip mtime, a split by hash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _real_module():
+    """transformer/corpus/real.py, loaded by path (it needs nothing else from the package)."""
+    spec = importlib.util.spec_from_file_location("_real_corpus", ROOT / "transformer" / "corpus" / "real.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+real = _real_module()
+
+PACKAGES = {
+    "libreoffice-help-en-us": ("libreoffice", real.LIBREOFFICE_EN),
+    "libreoffice-help-fr": ("libreoffice", real.LIBREOFFICE_FR),
+    "debian-handbook": ("handbook", None),
+    "gimp-help-en": ("gimp", real.GIMP_EN),
+    "gimp-help-fr": ("gimp", real.GIMP_FR),
+}
+
+
+def download(debs: Path) -> None:
+    """apt-get download of every package into debs/ (no install)."""
+    debs.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True)
+
+
+def unpack(debs: Path, workdir: Path) -> dict[str, str]:
+    """dpkg -x of every package's .deb into workdir/<package>/; returns {package: version}."""
+    versions = {}
+    for name in PACKAGES:
+        found = sorted(debs.glob(f"{name}_*.deb"))
+        if not found:
+            raise SystemExit(f"no {name}_*.deb in {debs}")
+        subprocess.run(["dpkg", "-x", str(found[-1]), str(workdir / name)], check=True)
+        versions[name] = subprocess.run(
+            ["dpkg-deb", "-f", str(found[-1]), "Version"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    return versions
+
+
+def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
+    lo = list(
+        real.extract_pages(
+            workdir / "libreoffice-help-en-us" / real.LIBREOFFICE_EN,
+            workdir / "libreoffice-help-fr" / real.LIBREOFFICE_FR,
+            "libreoffice",
+        )
+    )
+    hb = list(
+        real.extract_pages(
+            workdir / "debian-handbook" / real.HANDBOOK_EN, workdir / "debian-handbook" / real.HANDBOOK_FR, "handbook"
+        )
+    )
+    gi = list(
+        real.extract_pages(workdir / "gimp-help-en" / real.GIMP_EN, workdir / "gimp-help-fr" / real.GIMP_FR, "gimp")
+    )
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict = {"packages": versions, "licences": real.LICENCES, "files": {}}
+    trained: set[str] = set()
+    for name, pairs in (("libreoffice", lo), ("handbook", hb)):
+        splits = real.split_by_page(pairs)
+        trained |= {p.src for p in splits["train"]}
+        rows = [(s, p) for s in real.SPLITS for p in splits[s]]
+        real.write_pairs(out / f"{name}.tsv.gz", rows)
+        manifest["files"][f"{name}.tsv.gz"] = {
+            "aligned_pairs": len(pairs),
+            "unique_english": len({p.src for p in pairs}),
+            "by_split": {s: len(v) for s, v in splits.items()},
+            "pages_by_split": {s: len({p.page for p in v}) for s, v in splits.items()},
+            "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in splits.items()},
+            "licence": real.LICENCES[name],
+        }
+    gimp = real.heldout_only(gi, trained)
+    real.write_pairs(out / "gimp.tsv.gz", [("test", p) for p in gimp])
+    manifest["files"]["gimp.tsv.gz"] = {
+        "aligned_pairs": len(gi),
+        "unique_english": len({p.src for p in gi}),
+        "by_split": {"test": len(gimp)},
+        "pages_by_split": {"test": len({p.page for p in gimp})},
+        "licence": real.LICENCES["gimp"],
+        "use": "out-of-source test only; never trained on",
+    }
+    manifest["split"] = "by page: sha1(source:page) < 0.04 → test, < 0.06 → dev, else train"
+    manifest["sources_by_split"] = {
+        s: dict(Counter(p.source for p in real.split_by_page(lo + hb)[s])) for s in real.SPLITS
+    }
+    (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
+    ap.add_argument("--out", type=Path, default=real.DATA_DIR)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        debs = args.debs or Path(tmp) / "debs"
+        if args.debs is None:
+            download(debs)
+        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp)))
+    print(json.dumps({k: v["by_split"] for k, v in manifest["files"].items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

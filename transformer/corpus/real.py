@@ -1,0 +1,306 @@
+"""Real parallel text from Debian packages: extraction, alignment, de-duplication and a split by page.
+
+Three sources, each an HTML manual shipped per language by Debian (``apt-get download``
+and ``dpkg -x``; ``scripts/build_real_corpus.py`` does both and records the versions):
+
+- LibreOffice help (``libreoffice-help-en-us`` / ``libreoffice-help-fr``, MPL-2.0): the
+  same pages under the same paths, every paragraph carrying the same ``par_id…`` /
+  ``hd_id…`` id in both languages, so pairs align exactly by (page, id).
+- The Debian Administrator's Handbook (``debian-handbook``, GPL-2+ or CC-BY-SA-3.0):
+  en-US / fr-FR pages whose ``<div class="para">`` paragraphs align in order, used only
+  on pages where both languages have the same number of paragraphs.
+- The GIMP manual (``gimp-help-en`` / ``gimp-help-fr``, GFDL-1.2): ``<p>`` paragraphs in
+  order, same rule. It is the out-of-source test set and is never trained on.
+
+A paragraph pair whose English and French split into the same number of sentences is
+cut into sentence pairs. Inline markup becomes plain text; the variants a page hides
+(``<span hidden class="MAC">`` and the like) are dropped, the default one is kept.
+
+The split is by page: a page's pairs all go to one of train / dev / test (a hash of the
+page's path decides), so no sentence of a held-out page is trained on. A source
+sentence that occurs in the training split is removed from the held-out ones.
+
+No network, no Debian tools: these functions read unpacked folders or HTML strings.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+SKIP = frozenset(("script", "style", "pre"))
+LIBREOFFICE_ID = re.compile(r"^(par|hd)_id")
+SPLITS = ("train", "dev", "test")
+
+# Where each package unpacks its pages (relative to the dpkg -x folder).
+LIBREOFFICE_EN = "usr/share/libreoffice/help/en-US"
+LIBREOFFICE_FR = "usr/share/libreoffice/help/fr"
+HANDBOOK_EN = "usr/share/doc/debian-handbook/html/en-US"
+HANDBOOK_FR = "usr/share/doc/debian-handbook/html/fr-FR"
+GIMP_EN = "usr/share/gimp/2.0/help/en"
+GIMP_FR = "usr/share/gimp/2.0/help/fr"
+
+LICENCES = {
+    "libreoffice": "MPL-2.0 (LibreOffice help, The Document Foundation)",
+    "handbook": "GPL-2.0-or-later or CC-BY-SA-3.0 (The Debian Administrator's Handbook, R. Hertzog and R. Mas)",
+    "gimp": "GFDL-1.2 (GNU Image Manipulation Program User Manual, the GIMP Documentation Team)",
+}
+
+
+@dataclass(frozen=True)
+class RealPair:
+    """One aligned sentence (or short paragraph) pair and where it comes from."""
+
+    source: str  # "libreoffice" | "handbook" | "gimp"
+    page: str  # the page's path inside its manual (the unit of the split)
+    src: str
+    tgt: str
+
+
+def clean(text: str) -> str:
+    """Whitespace collapsed, no tabs or newlines (the TSV's separators), stripped."""
+    return re.sub(r"\s+", " ", text.replace("\u00a0", " ")).strip()
+
+
+class _Collector(HTMLParser):
+    """Collects the text of every element that ``wants(tag, attrs)`` selects (outermost only),
+    skipping scripts, styles, <pre> blocks and hidden variants (hidden + class)."""
+
+    def __init__(self, wants) -> None:
+        super().__init__(convert_charrefs=True)
+        self.wants = wants
+        self.depth = 0  # open elements below the captured one
+        self.skip = 0  # open elements of a skipped subtree
+        self.key: str | None = None
+        self.buf: list[str] = []
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID:
+            return
+        a = dict(attrs)
+        if self.skip:
+            self.skip += 1
+            return
+        if tag in SKIP or ("hidden" in a and a.get("class")):
+            self.skip = 1
+            return
+        if self.key is not None:
+            self.depth += 1
+            return
+        key = self.wants(tag, a)
+        if key is not None:
+            self.key, self.depth, self.buf = key, 0, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID:
+            return
+        if self.skip:
+            self.skip -= 1
+            return
+        if self.key is None:
+            return
+        if self.depth:
+            self.depth -= 1
+            return
+        self.found.append((self.key, clean("".join(self.buf))))
+        self.key = None
+
+    def handle_data(self, data: str) -> None:
+        if self.key is not None and not self.skip:
+            self.buf.append(data)
+
+
+def _collect(html: str, wants) -> list[tuple[str, str]]:
+    parser = _Collector(wants)
+    parser.feed(html)
+    parser.close()
+    return [(k, t) for k, t in parser.found if t]
+
+
+def paragraphs_by_id(html: str) -> list[tuple[str, str]]:
+    """(id, text) of every element whose id starts par_id / hd_id (LibreOffice help)."""
+    return _collect(html, lambda tag, a: a["id"] if LIBREOFFICE_ID.match(a.get("id") or "") else None)
+
+
+def paragraphs_in_order(html: str, kind: str) -> list[str]:
+    """The paragraphs of a page in order: kind "handbook" reads <div class="para">, "gimp" reads <p>."""
+    if kind == "handbook":
+        wants = lambda tag, a: "p" if tag == "div" and "para" in (a.get("class") or "").split() else None  # noqa: E731
+    elif kind == "gimp":
+        wants = lambda tag, a: "p" if tag == "p" else None  # noqa: E731
+    else:
+        raise ValueError(f"unknown page kind {kind!r}")
+    return [t for _, t in _collect(html, wants)]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"«“(]?[A-ZÀ-Ý0-9])")
+
+
+def sentences(text: str) -> list[str]:
+    """A paragraph cut after . ! ? followed by a capital (good enough to pair sentences of a paragraph)."""
+    return [s for s in _SENTENCE_END.split(text) if s]
+
+
+def split_paragraph(src: str, tgt: str) -> list[tuple[str, str]]:
+    """Sentence pairs when both sides have the same number of sentences, else the paragraph pair."""
+    a, b = sentences(src), sentences(tgt)
+    return list(zip(a, b)) if len(a) == len(b) else [(src, tgt)]
+
+
+def align_by_id(en_html: str, fr_html: str) -> list[tuple[str, str]]:
+    """Pairs of one LibreOffice page: the k-th occurrence of an id in English with the k-th in French."""
+    fr: dict[tuple[str, int], str] = {}
+    seen: dict[str, int] = {}
+    for key, text in paragraphs_by_id(fr_html):
+        seen[key] = seen.get(key, 0) + 1
+        fr[(key, seen[key])] = text
+    out, seen = [], {}
+    for key, text in paragraphs_by_id(en_html):
+        seen[key] = seen.get(key, 0) + 1
+        other = fr.get((key, seen[key]))
+        if other:
+            out.extend(split_paragraph(text, other))
+    return out
+
+
+def align_in_order(en_html: str, fr_html: str, kind: str) -> list[tuple[str, str]]:
+    """Pairs of one page aligned in order, or [] when the two pages differ in paragraph count."""
+    a, b = paragraphs_in_order(en_html, kind), paragraphs_in_order(fr_html, kind)
+    if len(a) != len(b):
+        return []
+    return [p for x, y in zip(a, b) for p in split_paragraph(x, y)]
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def sentence_like(src: str, tgt: str) -> bool:
+    """A translated sentence: 4-60 English words, a capital first, a final . ! ? or :, a French side that
+    differs from the English and is of comparable length."""
+    w = src.split()
+    if not 4 <= len(w) <= 60 or src == tgt:
+        return False
+    if not (src[0].isupper() and tgt[0].isupper()) or src[-1] not in ".!?:" or tgt[-1] not in ".!?:":
+        return False
+    if len(_LETTER.findall(src)) < 0.6 * len(src.replace(" ", "")):
+        return False
+    return 0.6 <= len(tgt) / len(src) <= 2.2
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def extract_pages(en_root: str | Path, fr_root: str | Path, source: str) -> Iterator[RealPair]:
+    """Every aligned pair of the pages present under both roots (sorted by path, so the order is fixed)."""
+    en_root, fr_root = Path(en_root), Path(fr_root)
+    for en_page in sorted(en_root.rglob("*.html")):
+        rel = en_page.relative_to(en_root).as_posix()
+        fr_page = fr_root / rel
+        if not fr_page.is_file():
+            continue
+        en, fr = _read(en_page), _read(fr_page)
+        pairs = align_by_id(en, fr) if source == "libreoffice" else align_in_order(en, fr, source)
+        for src, tgt in pairs:
+            yield RealPair(source, rel, src, tgt)
+
+
+def page_split(source: str, page: str, dev_share: float = 0.02, test_share: float = 0.04) -> str:
+    """train / dev / test for a page, from a hash of its path (stable across machines and runs)."""
+    h = int.from_bytes(hashlib.sha1(f"{source}:{page}".encode()).digest()[:8], "big") / 2**64
+    return "test" if h < test_share else "dev" if h < test_share + dev_share else "train"
+
+
+def split_by_page(
+    pairs: Iterable[RealPair], dev_share: float = 0.02, test_share: float = 0.04, sentences_only: bool = True
+) -> dict[str, list[RealPair]]:
+    """De-duplicated pairs by split. Within a split each English text is kept once (its first French);
+    a held-out English text that also occurs in training is dropped from the held-out split. With
+    sentences_only, held-out splits keep sentence-like pairs only (training keeps every pair)."""
+    by_split: dict[str, list[RealPair]] = {s: [] for s in SPLITS}
+    seen: dict[str, set[str]] = {s: set() for s in SPLITS}
+    for p in pairs:
+        s = page_split(p.source, p.page, dev_share, test_share)
+        if p.src == p.tgt or not _LETTER.search(p.src):  # untranslated, or no words at all
+            continue
+        if p.src not in seen[s]:
+            seen[s].add(p.src)
+            by_split[s].append(p)
+    for s in ("dev", "test"):
+        keep = [p for p in by_split[s] if p.src not in seen["train"]]
+        by_split[s] = [p for p in keep if sentence_like(p.src, p.tgt)] if sentences_only else keep
+    return by_split
+
+
+def heldout_only(pairs: Iterable[RealPair], exclude: set[str]) -> list[RealPair]:
+    """An out-of-source test set: sentence-like pairs, each English text once, none that training saw."""
+    out, seen = [], set()
+    for p in pairs:
+        if p.src in seen or p.src in exclude or not sentence_like(p.src, p.tgt):
+            continue
+        seen.add(p.src)
+        out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------- committed files
+DATA_DIR = Path(__file__).parent / "data"
+HEADER = "source\tpage\tsplit\ten\tfr"
+
+
+def write_pairs(path: str | Path, pairs: Iterable[tuple[str, RealPair]]) -> int:
+    """Write (split, pair) rows as gzip TSV (fixed mtime, so a rebuild gives the same bytes)."""
+    n = 0
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
+        gz.write((HEADER + "\n").encode())
+        for split, p in pairs:
+            gz.write(f"{p.source}\t{p.page}\t{split}\t{clean(p.src)}\t{clean(p.tgt)}\n".encode())
+            n += 1
+    return n
+
+
+class RealCorpusError(ValueError):
+    """A corpus file that is not the five-column TSV this module writes."""
+
+
+def read_pairs(path: str | Path, split: str | None = None) -> list[RealPair]:
+    """The pairs of a file written by write_pairs (all, or those of one split)."""
+    out = []
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            header = fh.readline().rstrip("\n")
+            if header != HEADER:
+                raise RealCorpusError(f"{path}: expected header {HEADER!r}, found {header[:80]!r}")
+            for lineno, line in enumerate(fh, start=2):
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 5:
+                    raise RealCorpusError(f"{path}, line {lineno}: expected 5 fields, found {len(parts)}")
+                source, page, s, en, fr = parts
+                if split is None or s == split:
+                    out.append(RealPair(source, page, en, fr))
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise RealCorpusError(f"cannot read {path}: {exc}") from None
+    return out
+
+
+def real_files() -> dict[str, Path]:
+    """The committed corpus files by name."""
+    return {p.name.split(".")[0]: p for p in sorted(DATA_DIR.glob("*.tsv.gz"))}
+
+
+def load_real(split: str, names: Iterable[str] = ("libreoffice", "handbook")) -> list[tuple[str, str]]:
+    """(English, French) pairs of one split of the committed corpora (gimp holds only "test")."""
+    files = real_files()
+    out = []
+    for name in names:
+        if name not in files:
+            raise RealCorpusError(f"no committed corpus {name!r} in {DATA_DIR} (have {sorted(files)})")
+        out.extend((p.src, p.tgt) for p in read_pairs(files[name], split))
+    return out

@@ -256,6 +256,8 @@ class CorpusSpec:
     plain_share: float = 0.1  # sentences without a pronoun
     test_pair_share: float = 0.1  # noun pairs reserved for the test split
     n_test: int = 2000
+    variant_share: float = 0.0  # of training sentences: typed variants (see .variants), new nouns and verbs
+    n_variant_test: int = 1000  # the typed variants' own test split (variants.generate_variants_test)
 
     @classmethod
     def from_card(cls, card: dict) -> CorpusSpec:
@@ -337,10 +339,18 @@ def generate_test(spec: CorpusSpec = CorpusSpec()) -> list[Example]:
 
 
 def generate(spec: CorpusSpec = CorpusSpec()) -> tuple[list[Example], list[Example]]:
-    """(train, test): disjoint by noun pair; the test split holds every animal+street sentence."""
+    """(train, test): disjoint by noun pair; the test split holds every animal+street sentence.
+
+    With spec.variant_share > 0 that share of the training sentences are typed variants (clause first,
+    commas, "did not", other adverbs, lower case, new nouns and verbs; :mod:`.variants`)."""
     held, train_pairs, _ = _split_pairs(spec)
     rng = random.Random(spec.seed)
-    train = [_sample(rng, spec, train_pairs, held, False) for _ in range(spec.n_examples)]
+    n_variants = round(spec.n_examples * spec.variant_share)
+    train = [_sample(rng, spec, train_pairs, held, False) for _ in range(spec.n_examples - n_variants)]
+    if n_variants:
+        from .variants import generate_variants
+
+        train += generate_variants(spec, n_variants)
     return train, generate_test(spec)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from .attention import AttentionKind
 from .corpus import pronoun_piece
@@ -26,9 +27,12 @@ class Analysis:
     truncated: bool
     n_pieces: int  # pieces of the original text
     unknown_chars: list[str]  # words with a character the tokenizer cannot represent
-    source_pieces: list[str]  # encoder input, </s> last; one per encoder row/column
-    target_pieces: list[str]  # decoder input, <s> first; one per decoder row
-    output_pieces: list[str]  # the token each decoder row produced
+    source_ids: list[int]  # encoder input, </s> last; one per encoder row/column
+    decoder_ids: list[int]  # decoder input, <s> first; one per decoder row (teacher forcing replays these)
+    output_ids: list[int]  # the token each decoder row produced
+    source_pieces: list[str]  # the pieces of source_ids
+    target_pieces: list[str]  # the pieces of decoder_ids
+    output_pieces: list[str]  # the pieces of output_ids
     translation: str
     encoder: np.ndarray  # (L, H, S, S)
     decoder: np.ndarray  # (L, H, T, T)
@@ -60,30 +64,73 @@ class Analysis:
         return next((i for i, p in enumerate(self.source_pieces) if p.strip("▁").lower() in ("it", "they")), None)
 
 
+@dataclass(frozen=True)
+class Source:
+    """A text as the encoder reads it: its ids (cut to the model's length, EOS last) and what was lost."""
+
+    text: str  # the text actually translated (after truncation)
+    ids: list[int]  # encoder input
+    truncated: bool
+    n_pieces: int
+    unknown_chars: list[str]
+
+    @classmethod
+    def of(cls, tokenizer: Tokenizer, text: str, max_len: int) -> Source:
+        ids = tokenizer.encode(text)
+        src_ids = tokenizer.source_ids(text, max_len)
+        kept = src_ids[:-1]
+        truncated = len(kept) < len(ids)
+        return cls(
+            tokenizer.decode(kept) if truncated else text, src_ids, truncated, len(ids), tokenizer.unknown_words(text)
+        )
+
+
+def max_new_tokens(source: Source) -> int:
+    """How long a translation may grow: twice the source and a margin (decoding also stops at max_len)."""
+    return 2 * len(source.ids) + 8
+
+
+def assemble(
+    tokenizer: Tokenizer,
+    source: Source,
+    tokens: list[int],
+    decoder_input: list[int],
+    maps: dict[AttentionKind, np.ndarray],
+    log_probs: torch.Tensor,
+) -> Analysis:
+    """An Analysis from a decoded sentence: its maps (L, H, T_q, T_k) per kind and (T, vocab) log-probabilities."""
+    probs, top = log_probs.float().exp().topk(5, dim=-1)
+    return Analysis(
+        text=source.text,
+        truncated=source.truncated,
+        n_pieces=source.n_pieces,
+        unknown_chars=source.unknown_chars,
+        source_ids=list(source.ids),
+        decoder_ids=list(decoder_input),
+        output_ids=list(tokens),
+        source_pieces=tokenizer.pieces(source.ids),
+        target_pieces=tokenizer.pieces(decoder_input),
+        output_pieces=tokenizer.pieces(tokens),
+        translation=tokenizer.decode(tokens),
+        encoder=maps[AttentionKind.ENCODER],
+        decoder=maps[AttentionKind.DECODER],
+        cross=maps[AttentionKind.CROSS],
+        top_tokens=[tokenizer.pieces(row) for row in top.tolist()],
+        top_probs=probs.cpu().numpy(),
+    )
+
+
 def analyse(
     model: Transformer, tokenizer: Tokenizer, text: str, beam_size: int = 1, options: CallOptions = DEFAULT
 ) -> Analysis:
-    """Translate text and collect every attention map. Text longer than the model reads is cut."""
-    ids = tokenizer.encode(text)
-    src_ids = tokenizer.source_ids(text, model.config.max_len)
-    kept = src_ids[:-1]
-    truncated = len(kept) < len(ids)
-    decoded = translate_ids(model, src_ids, beam_size=beam_size, max_new_tokens=2 * len(src_ids) + 8, options=options)
-    att = decoded.attention
-    stack = lambda maps: np.stack([m[0].float().numpy() for m in maps])  # noqa: E731  [L] (1,H,.,.) -> (L,H,.,.)
-    probs, top = decoded.log_probs.exp().topk(5, dim=-1)
-    return Analysis(
-        text=tokenizer.decode(kept) if truncated else text,
-        truncated=truncated,
-        n_pieces=len(ids),
-        unknown_chars=tokenizer.unknown_words(text),
-        source_pieces=tokenizer.pieces(src_ids),
-        target_pieces=tokenizer.pieces(decoded.decoder_input),
-        output_pieces=tokenizer.pieces(decoded.tokens),
-        translation=tokenizer.decode(decoded.tokens),
-        encoder=stack(att.encoder),
-        decoder=stack(att.decoder),
-        cross=stack(att.cross),
-        top_tokens=[tokenizer.pieces(row) for row in top.tolist()],
-        top_probs=probs.numpy(),
+    """Translate text and collect every attention map. Text longer than the model reads is cut.
+
+    transformer.serving.analyse_batch computes the same for many texts in one padded pass.
+    """
+    source = Source.of(tokenizer, text, model.config.max_len)
+    decoded = translate_ids(
+        model, source.ids, beam_size=beam_size, max_new_tokens=max_new_tokens(source), options=options
     )
+    att = decoded.attention
+    maps = {kind: np.stack([m[0].float().cpu().numpy() for m in att.of(kind)]) for kind in AttentionKind}
+    return assemble(tokenizer, source, decoded.tokens, decoded.decoder_input, maps, decoded.log_probs)

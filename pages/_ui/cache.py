@@ -7,8 +7,13 @@ Figures are not cached: a heatmap builds in ~2 ms, while unpickling a cached one
 from __future__ import annotations
 
 import dataclasses
+import enum
+import hashlib
+import inspect
 import os
-from collections.abc import Callable, Hashable
+import types
+import weakref
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,12 +22,12 @@ import numpy as np
 import streamlit as st
 import torch
 
-from transformer.analysis import Analysis, analyse
+from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint, load_checkpoint
 from transformer.layout import MODEL_FILE
 from transformer.options import DEFAULT, CallOptions
 
-from .lru import BoundedCache
+from .lru import BoundedCache, size_of
 
 # Measured: ~100 kB per analysis of a 30-piece sentence with the shipped model, ~1.8 MB at 127 pieces.
 ANALYSIS_TTL_S = 6 * 3600
@@ -48,25 +53,13 @@ def _checkpoint(path: str, mtime: float) -> Checkpoint:
     ckpt = load_checkpoint(path)
     for p in ckpt.model.parameters():  # shared by every session: nothing may train or change it
         p.requires_grad_(False)
+    _register(ckpt, ("checkpoint", str(path), mtime))
     return ckpt
 
 
 def checkpoint(path: str) -> Checkpoint:
     """The model of a checkpoint directory, loaded once per server and never mutated (raises CheckpointError)."""
     return _checkpoint(path, stamp(path))
-
-
-def analysis_size(a: Analysis) -> int:
-    total = 0
-    for f in fields(a):
-        v = getattr(a, f.name)
-        if isinstance(v, np.ndarray):
-            total += v.nbytes
-        elif isinstance(v, str):
-            total += len(v)
-        elif isinstance(v, list):
-            total += 64 * len(v)
-    return total + 1024
 
 
 def _freeze(a: Analysis) -> Analysis:
@@ -79,7 +72,7 @@ def _freeze(a: Analysis) -> Analysis:
 
 @st.cache_resource(show_spinner=False, max_entries=2)
 def _analyses(entries: int, nbytes: int) -> BoundedCache[Analysis]:
-    return BoundedCache(entries, nbytes, analysis_size, ANALYSIS_TTL_S)
+    return BoundedCache(entries, nbytes, size_of, ANALYSIS_TTL_S)
 
 
 def analyses() -> BoundedCache[Analysis]:
@@ -88,33 +81,29 @@ def analyses() -> BoundedCache[Analysis]:
 
 
 def analysis(path: str, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
-    """The translation and every attention map of text, computed once for all sessions."""
+    """The translation and every attention map of text, computed once for all sessions.
+
+    A miss goes to the batcher (transformer.serving): sessions asking at the same moment share one
+    padded model pass; with $TRANSFORMER_RAY_ADDRESS set, to the Ray Serve deployment there.
+    """
     ckpt = checkpoint(path)
-    key = (path, stamp(path), text, int(beam), options)
+    beam = int(beam)
 
     def compute() -> Analysis:
-        with torch.inference_mode():
-            return _freeze(analyse(ckpt.model, ckpt.tokenizer, text, int(beam), options))
+        return _freeze(_backend().analyse(ckpt, text, beam, options))
 
-    return analyses().get(key, compute)
+    return analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
+
+
+@st.cache_resource(show_spinner=False)
+def _backend():
+    """The server's one analysis backend: in-process batcher, or a client of the Ray Serve deployment."""
+    from transformer.serving import backend_from_env
+
+    return backend_from_env()
 
 
 T = TypeVar("T")
-
-
-def size_of(value: Any) -> int:
-    """Bytes held by a result: numpy arrays, strings and containers of them (an estimate for the others)."""
-    if isinstance(value, np.ndarray):
-        return value.nbytes
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, dict):
-        return sum(size_of(v) for v in value.values()) + 64 * len(value)
-    if isinstance(value, (list, tuple)):
-        return sum(size_of(v) for v in value) + 8 * len(value)
-    if dataclasses.is_dataclass(value):
-        return sum(size_of(getattr(value, f.name)) for f in fields(value)) + 64
-    return 32
 
 
 @st.cache_resource(show_spinner=False, max_entries=2)
@@ -127,12 +116,95 @@ def results() -> BoundedCache[Any]:
     return _results(*limits())
 
 
-def memo(name: str, path: str, key: Hashable, compute: Callable[[Checkpoint], T]) -> T:
-    """compute(checkpoint), once per (name, checkpoint, key) for every session; never mutate the result."""
-    ckpt = checkpoint(path)
+# --- Keys from what a computation reads -------------------------------------------------------------
+# A loaded checkpoint (and its model and tokenizer) stands for its directory and the weights' mtime;
+# every other argument is hashed by value, as st.cache_data does: arrays and tensors by content,
+# dataclasses (CallOptions, HeadMask, ...) field by field, enums by value. A type it cannot hash is
+# an error rather than a silently shared entry.
+_IDENTITY: dict[int, tuple[weakref.ref, tuple]] = {}
+
+
+def _register(ckpt: Checkpoint, identity: tuple) -> None:
+    for obj in (ckpt, ckpt.model, ckpt.tokenizer):
+        i = id(obj)
+        _IDENTITY[i] = (weakref.ref(obj, lambda _, i=i: _IDENTITY.pop(i, None)), identity)
+
+
+def _identity(value: Any) -> tuple | None:
+    entry = _IDENTITY.get(id(value))
+    return entry[1] if entry is not None and entry[0]() is value else None
+
+
+def _feed(h: Any, value: Any) -> None:
+    ident = _identity(value)
+    if ident is not None:
+        h.update(f"C{type(value).__qualname__}{ident!r};".encode())  # the model, its tokenizer, ...
+    elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        h.update(f"{type(value).__name__}:{value!r};".encode())
+    elif isinstance(value, enum.Enum):
+        h.update(f"E{type(value).__qualname__}:{value.value!r};".encode())
+    elif isinstance(value, np.ndarray):
+        h.update(f"A{value.dtype}{value.shape}".encode())
+        h.update(np.ascontiguousarray(value).tobytes())
+    elif isinstance(value, torch.Tensor):
+        t = value.detach().cpu().contiguous().reshape(-1)
+        h.update(f"T{t.dtype}{tuple(value.shape)}".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes())
+    elif isinstance(value, (list, tuple)):
+        h.update(f"L{type(value).__qualname__}{len(value)}[".encode())
+        for v in value:
+            _feed(h, v)
+        h.update(b"]")
+    elif isinstance(value, (set, frozenset)):
+        h.update(f"S{len(value)}{{".encode())
+        for d in sorted(_digest(v) for v in value):
+            h.update(d)
+        h.update(b"}")
+    elif isinstance(value, dict):
+        h.update(f"D{len(value)}{{".encode())
+        for d in sorted(_digest(k) + _digest(v) for k, v in value.items()):
+            h.update(d)
+        h.update(b"}")
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        h.update(f"O{type(value).__module__}.{type(value).__qualname__}(".encode())
+        for f in fields(value):
+            h.update(f.name.encode())
+            _feed(h, getattr(value, f.name))
+        h.update(b")")
+    elif isinstance(value, Path):
+        h.update(f"P{value};".encode())
+    else:
+        raise TypeError(f"cannot derive a cache key from a {type(value).__qualname__}")
+
+
+def _digest(value: Any) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    _feed(h, value)
+    return h.digest()
+
+
+def call_key(fn: Callable, args: tuple, kwargs: dict) -> tuple[str, bytes]:
+    """The cache key of fn(*args, **kwargs): the function's name and code, and its arguments' values.
+
+    A lambda or a nested function is refused: it may read variables that its arguments do not show.
+    """
+    inner = inspect.unwrap(fn)  # a decorated function (torch.inference_mode, ...) is keyed by its own code
+    if not isinstance(inner, types.FunctionType) or "<" in inner.__qualname__:
+        raise TypeError(f"memo needs a module-level function, got {fn!r}")
+    h = hashlib.blake2b(digest_size=20)
+    h.update(inner.__code__.co_code)
+    _feed(h, args)
+    _feed(h, kwargs)
+    return f"{inner.__module__}.{inner.__qualname__}", h.digest()
+
+
+def memo(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """fn(*args, **kwargs), computed once for every session; the key is fn and the arguments it
+    receives (pass the checkpoint, model or tokenizer of cache.checkpoint). Never mutate the result."""
+    key = call_key(fn, args, kwargs)
 
     def run() -> T:
         with torch.inference_mode():
-            return compute(ckpt)
+            return fn(*args, **kwargs)
 
-    return results().get((name, path, stamp(path), key), run)
+    return results().get(key, run)

@@ -7,14 +7,36 @@ others wait for that result instead of computing it again.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+import torch
 
 V = TypeVar("V")
+
+
+def size_of(value: Any) -> int:
+    """Bytes held by a cached value (the one estimator of every cache): arrays and tensors by their
+    buffers, strings by length, containers and dataclasses by their parts plus a small overhead each."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, torch.Tensor):
+        return value.element_size() * value.nelement()
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(size_of(k) + size_of(v) for k, v in value.items()) + 64
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return sum(size_of(v) for v in value) + 8 * len(value) + 56
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(size_of(getattr(value, f.name)) for f in dataclasses.fields(value)) + 64
+    return 32
 
 
 class BoundedCache(Generic[V]):
@@ -22,7 +44,7 @@ class BoundedCache(Generic[V]):
     and entries older than ttl_s seconds."""
 
     def __init__(
-        self, max_entries: int, max_bytes: int, size_of: Callable[[V], int], ttl_s: float | None = None
+        self, max_entries: int, max_bytes: int, size_of: Callable[[V], int] = size_of, ttl_s: float | None = None
     ) -> None:
         self.max_entries, self.max_bytes, self.ttl_s = max_entries, max_bytes, ttl_s
         self.size_of = size_of

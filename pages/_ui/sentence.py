@@ -22,7 +22,7 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
     a = cache.analysis(subj.path, subj.text, subj.beam)
     if not show:
         return a
-    known = cache.memo("vocabulary", subj.path, None, lambda c: for_card(c.card))
+    known = cache.memo(for_card, ckpt.card)
     unseen = known.unseen(a.text) if known is not None else []
     no_words = not words_of(a.text)
     guess = bool(unseen or no_words or a.unknown_chars)

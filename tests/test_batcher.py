@@ -1,0 +1,292 @@
+"""The batcher: one padded pass for the sessions that ask together, each result equal to the unbatched one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+from conftest import ROOT, subprocess_env
+
+from transformer import Transformer, TransformerConfig
+from transformer.analysis import Analysis, analyse
+from transformer.checkpoint import load_checkpoint
+from transformer.layout import DEFAULT_CHECKPOINT
+from transformer.options import CallOptions, HeadMask
+from transformer.serving import Batcher, analyse_batch
+from transformer.tokenizer import Tokenizer
+
+CORPUS = [
+    "the cat sat on the mat",
+    "a dog ran in the park today",
+    "birds fly over the river",
+    "the quick brown fox jumps over the lazy dog",
+] * 5
+TEXTS = ["the cat sat", "a dog ran in the park today and the cat sat on the mat", "birds", "fox jumps over the dog"]
+SHIPPED = [  # the shipped model ends these at different steps, and beam 4 changes the third
+    "The dog didn't cross the road because it was too tired.",
+    "It is red.",
+    "the table is near the window and it is big .",
+    "The plates didn't fit in the drawers because they were too big.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    torch.manual_seed(0)
+    tok = Tokenizer.train(CORPUS, vocab_size=60)
+    model = Transformer(TransformerConfig.preset("tiny", vocab_size=tok.vocab_size, dropout=0.0)).eval()
+    return model, tok
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    return ckpt.model.eval(), ckpt.tokenizer
+
+
+def same(a: Analysis, b: Analysis) -> None:
+    """b is a: ids identical, maps and probabilities to 1e-5, every label the same."""
+    assert isinstance(b, Analysis), b
+    assert (b.source_ids, b.decoder_ids, b.output_ids) == (a.source_ids, a.decoder_ids, a.output_ids)
+    assert (b.text, b.translation, b.truncated, b.n_pieces) == (a.text, a.translation, a.truncated, a.n_pieces)
+    assert (b.source_pieces, b.target_pieces, b.output_pieces) == (a.source_pieces, a.target_pieces, a.output_pieces)
+    assert b.top_tokens == a.top_tokens
+    for name in ("encoder", "decoder", "cross", "top_probs"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape, name
+        np.testing.assert_allclose(y, x, atol=1e-5, rtol=0, err_msg=name)
+
+
+def reference(model, tok, texts, beam, options=CallOptions()):
+    with torch.inference_mode():
+        return [analyse(model, tok, t, beam, options) for t in texts]
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_a_padded_batch_equals_each_sentence_alone_on_a_tiny_random_model(tiny, beam):
+    model, tok = tiny
+    ref = reference(model, tok, TEXTS, beam)
+    assert len({len(a.source_ids) for a in ref}) == len(TEXTS)  # every source has its own length: padding
+    with torch.inference_mode():
+        got = analyse_batch(model, tok, TEXTS, beam)
+    for a, b in zip(ref, got):
+        same(a, b)
+        assert b.encoder.shape[-1] == len(a.source_ids)  # cut back to the sentence's own length
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_a_padded_batch_equals_each_sentence_alone_on_the_shipped_model(shipped, beam):
+    model, tok = shipped
+    ref = reference(model, tok, SHIPPED, beam)
+    ends = [a.output_ids[-1] for a in ref]
+    assert ends == [model.config.eos_id] * len(SHIPPED)  # each translation ends by itself ...
+    assert len({len(a.output_ids) for a in ref}) > 1  # ... at a different step: padded decoder inputs
+    with torch.inference_mode():
+        got = analyse_batch(model, tok, SHIPPED, beam)
+    for a, b in zip(ref, got):
+        same(a, b)
+
+
+def test_beam_4_finds_another_translation_than_greedy_in_the_same_batch(shipped):
+    model, tok = shipped
+    with torch.inference_mode():
+        greedy = analyse_batch(model, tok, SHIPPED, 1)
+        beam = analyse_batch(model, tok, SHIPPED, 4)
+    assert greedy[2].translation != beam[2].translation
+    assert greedy[0].translation == beam[0].translation
+
+
+def test_options_that_make_padding_matter_run_each_sentence_alone(tiny):
+    model, tok = tiny
+    for options in (CallOptions(padding_mask=False), CallOptions(look_ahead_mask=False), CallOptions(window=1)):
+        ref = reference(model, tok, TEXTS[:3], 1, options)
+        with torch.inference_mode():
+            got = analyse_batch(model, tok, TEXTS[:3], 1, options)
+        for a, b in zip(ref, got):
+            same(a, b)
+    heads = CallOptions(head_mask=HeadMask.without(model.config, [("cross", 0, 1), ("encoder", 1, 0)]))
+    ref = reference(model, tok, TEXTS, 4, heads)
+    with torch.inference_mode():
+        got = analyse_batch(model, tok, TEXTS, 4, heads)
+    for a, b in zip(ref, got):
+        same(a, b)
+
+
+class Touchy(Tokenizer):
+    """A tokenizer that fails on one word, as a request with a bug of its own would."""
+
+    def unknown_words(self, text):
+        if "boom" in text:
+            raise ValueError("cannot read 'boom'")
+        return super().unknown_words(text)
+
+
+def test_a_failing_request_inside_a_batch_fails_alone_with_its_message(tiny):
+    model, tok = tiny
+    touchy = Touchy(tok.sp, tok.model_bytes)
+    texts = [TEXTS[0], "boom the cat", TEXTS[1]]
+    with torch.inference_mode():
+        got = analyse_batch(model, touchy, texts, 1)
+    assert isinstance(got[1], ValueError) and str(got[1]) == "cannot read 'boom'"
+    ref = reference(model, tok, [TEXTS[0], TEXTS[1]], 1)
+    same(ref[0], got[0])
+    same(ref[1], got[2])
+
+    batcher = Batcher(window_s=0.2)
+    futures = [batcher.submit(model, touchy, t) for t in texts]
+    with pytest.raises(ValueError, match="cannot read 'boom'"):
+        futures[1].result(timeout=60)
+    same(ref[0], futures[0].result(timeout=60))
+    same(ref[1], futures[2].result(timeout=60))
+    assert batcher.batches == [3]  # the three ran as one batch
+
+
+def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch):
+    """When the padded pass itself raises, each request runs alone and only the guilty one fails."""
+    model, tok = tiny
+    import transformer.serving.batched as batched
+
+    real = batched.analyse
+
+    def fragile(model, tokenizer, text, beam_size=1, options=CallOptions()):
+        if "birds" in text:
+            raise RuntimeError("out of memory on 'birds'")
+        return real(model, tokenizer, text, beam_size, options)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the padded pass failed")
+
+    monkeypatch.setattr(batched, "analyse", fragile)
+    monkeypatch.setattr(batched, "_batched", broken)
+    with torch.inference_mode():
+        got = analyse_batch(model, tok, TEXTS, 1)
+    assert [type(g).__name__ for g in got] == ["Analysis", "Analysis", "RuntimeError", "Analysis"]
+    assert str(got[2]) == "out of memory on 'birds'"
+
+
+class Spy:
+    """analyse_batch, recording every batch it is given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[str], int, CallOptions]] = []
+        self.gate = threading.Event()
+        self.gate.set()
+
+    def __call__(self, model, tokenizer, texts, beam, options):
+        self.gate.wait(30)
+        self.calls.append((list(texts), beam, options))
+        return analyse_batch(model, tokenizer, texts, beam, options)
+
+
+def test_requests_that_arrive_together_run_as_one_batch_and_the_same_sentence_once(tiny):
+    model, tok = tiny
+    spy = Spy()
+    batcher = Batcher(window_s=0.3, run=spy)
+    results: dict[int, Analysis] = {}
+
+    def session(i: int, text: str) -> None:
+        results[i] = batcher.analyse(model, tok, text)
+
+    texts = [TEXTS[0], TEXTS[1], TEXTS[0], TEXTS[2], TEXTS[3]]
+    threads = [threading.Thread(target=session, args=(i, t)) for i, t in enumerate(texts)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert [sorted(c[0]) for c in spy.calls] == [sorted(set(texts))]  # one batch, TEXTS[0] once
+    ref = reference(model, tok, texts, 1)
+    for i in range(len(texts)):
+        same(ref[i], results[i])
+    assert results[0] is results[2]
+
+
+def test_different_models_beams_and_options_go_to_different_batches(tiny, shipped):
+    model, tok = tiny
+    spy = Spy()
+    spy.gate.clear()  # hold the worker so that everything queues
+    batcher = Batcher(window_s=0.05, run=spy)
+    off = CallOptions(head_mask=HeadMask.without(model.config, [("cross", 0, 1)]))
+    futures = [
+        batcher.submit(model, tok, TEXTS[0]),
+        batcher.submit(model, tok, TEXTS[1], 4),
+        batcher.submit(shipped[0], shipped[1], SHIPPED[0]),
+        batcher.submit(model, tok, TEXTS[2], 1, off),
+        batcher.submit(model, tok, TEXTS[3]),
+        batcher.submit(model, tok, TEXTS[0], 4),
+    ]
+    time.sleep(0.2)
+    spy.gate.set()
+    for f in futures:
+        assert isinstance(f.result(timeout=120), Analysis)
+    groups = sorted((sorted(texts), beam, opts == off) for texts, beam, opts in spy.calls)
+    expected = [([TEXTS[0], TEXTS[3]], 1, False), ([TEXTS[0], TEXTS[1]], 4, False), ([SHIPPED[0]], 1, False)]
+    assert groups == sorted((sorted(texts), beam, o) for texts, beam, o in [*expected, ([TEXTS[2]], 1, True)])
+
+
+def test_a_batch_is_capped_in_sentences_and_in_pieces(tiny):
+    model, tok = tiny
+    spy = Spy()
+    spy.gate.clear()
+    batcher = Batcher(window_s=0.05, max_sentences=3, run=spy)
+    texts = [f"the cat sat {'on the mat ' * (i % 3)}{i}" for i in range(7)]
+    futures = [batcher.submit(model, tok, t) for t in texts]
+    spy.gate.set()
+    for f in futures:
+        f.result(timeout=60)
+    assert [len(c[0]) for c in spy.calls] == [3, 3, 1]
+
+    longest = max(len(tok.source_ids(t)) for t in texts)
+    spy2 = Spy()
+    spy2.gate.clear()
+    capped = Batcher(window_s=0.05, max_pieces=4 * 2 * longest, run=spy2)  # 2 sentences × beam 4
+    futures = [capped.submit(model, tok, t, 4) for t in texts]
+    spy2.gate.set()
+    for f in futures:
+        f.result(timeout=120)
+    assert all(4 * len(c[0]) * max(len(tok.source_ids(t)) for t in c[0]) <= 8 * longest for c in spy2.calls)
+    assert sum(len(c[0]) for c in spy2.calls) == len(texts)
+    long_one = Batcher(max_pieces=1)  # a request over the cap still runs, alone
+    assert long_one.analyse(model, tok, texts[0]).translation == reference(model, tok, texts[:1], 1)[0].translation
+
+
+def test_a_session_that_leaves_blocks_nobody(tiny):
+    """A caller that never reads its result (its session has gone) does not hold up the next ones."""
+    model, tok = tiny
+    batcher = Batcher(window_s=0.01)
+    batcher.submit(model, tok, TEXTS[1], 4)  # nobody ever waits for this one
+    left = threading.Thread(target=lambda: batcher.submit(model, tok, TEXTS[2]))
+    left.start()
+    left.join()
+    got = batcher.analyse(model, tok, TEXTS[3])
+    same(reference(model, tok, TEXTS[3:], 1)[0], got)
+
+
+def test_the_serving_package_does_not_import_streamlit_or_ray():
+    code = (
+        "import sys, transformer.serving as s; s.Batcher(); s.backend_from_env();"
+        "print('streamlit' in sys.modules, 'ray' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), cwd=str(ROOT), timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_five_sessions_through_the_protocol_get_the_serial_answers_through_the_batcher():
+    """bench_load at N=5 with the batcher on: each session sees its own serial translation, and no other."""
+    code = (
+        "import sys; sys.path.insert(0, 'bench'); import bench_load as b;"
+        "r = b.run(5, env={'TRANSFORMER_BATCH': '1', 'TRANSFORMER_BATCH_WINDOW_MS': '20'});"
+        "print(r.correct, r.crosstalk)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env(), cwd=str(ROOT), timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-2:] == ["5", "0"]

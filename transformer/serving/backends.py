@@ -1,0 +1,52 @@
+"""Where the app's analysis cache sends a miss: in-process (batched or not) or a Ray Serve deployment.
+
+TRANSFORMER_RAY_ADDRESS=auto   (or ray://host:10001)  -> the Ray Serve deployment (ray_serve.py)
+TRANSFORMER_BATCH=0                                   -> each session computes alone (no batcher)
+otherwise                                             -> the in-process batcher (the default)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from ..analysis import Analysis, analyse
+from ..checkpoint import Checkpoint
+from ..options import DEFAULT, CallOptions
+from .batcher import Batcher
+
+RAY_ADDRESS_ENV = "TRANSFORMER_RAY_ADDRESS"
+BACKEND_ENV = "TRANSFORMER_BATCH"
+
+
+class Backend(Protocol):
+    def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis: ...
+
+
+class Direct:
+    """Every caller runs its own unbatched analysis in its own thread (the reference of the benches)."""
+
+    def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
+        return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
+
+
+class Batched:
+    """Callers that ask at the same moment share one padded pass (see Batcher)."""
+
+    def __init__(self, batcher: Batcher | None = None) -> None:
+        self.batcher = batcher or Batcher.from_env()
+
+    def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
+        return self.batcher.analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
+
+
+def backend_from_env() -> Backend:
+    """The backend the environment names (see the module's docstring)."""
+    address = os.environ.get(RAY_ADDRESS_ENV, "").strip()
+    if address:
+        from .ray_serve import RayClient  # ray is imported only when asked for
+
+        return RayClient(address)
+    if os.environ.get(BACKEND_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
+        return Direct()
+    return Batched()

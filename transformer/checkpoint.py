@@ -1,4 +1,7 @@
-"""The one checkpoint format: a directory of safetensors + JSON + a sentencepiece model.
+"""The one checkpoint format: a directory of safetensors + JSON + the tokenizer's files.
+
+The tokenizer is ours (``tokenizer.model``) or, for an imported opus-mt model, Marian's
+(``source.spm``, ``target.spm``, ``vocab.json``): see :mod:`transformer.tokenizer`.
 
 The files are listed in :mod:`transformer.layout`. Training checkpoints may add
 ``optimizer.safetensors`` and ``trainer_state.json`` so a killed run can resume.
@@ -23,9 +26,18 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from .config import ConfigError, TransformerConfig
-from .layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, REQUIRED_FILES, TOKENIZER_FILE, inside
+from .layout import (
+    CARD_FILE,
+    CONFIG_FILE,
+    MARIAN_TOKENIZER_FILES,
+    MODEL_FILE,
+    REQUIRED_FILES,
+    TOKENIZER_FILE,
+    inside,
+    tokenizer_files,
+)
 from .model import Transformer
-from .tokenizer import Tokenizer, TokenizerError
+from .tokenizer import MarianTokenizer, Tokenizer, TokenizerBase, TokenizerError
 
 MAX_JSON_BYTES = 4 * 1024 * 1024
 MAX_TOKENIZER_BYTES = 32 * 1024 * 1024
@@ -40,7 +52,7 @@ class CheckpointError(ValueError):
 class Checkpoint:
     model: Transformer
     config: TransformerConfig
-    tokenizer: Tokenizer
+    tokenizer: TokenizerBase
     card: dict[str, Any]
     path: Path | None = None
     extra_json: dict[str, Any] = field(default_factory=dict)
@@ -69,7 +81,7 @@ def _write_json(path: Path, data: Any) -> None:
 def save_checkpoint(
     path: str | Path,
     model: Transformer,
-    tokenizer: Tokenizer,
+    tokenizer: TokenizerBase,
     card: dict[str, Any] | None = None,
     *,
     overwrite: bool = False,
@@ -93,7 +105,8 @@ def save_checkpoint(
     try:
         save_file(_unique_state(model), str(tmp / MODEL_FILE), metadata={"format": "pt"})
         _write_json(tmp / CONFIG_FILE, model.config.to_dict())
-        (tmp / TOKENIZER_FILE).write_bytes(tokenizer.model_bytes)
+        for name, data in tokenizer.files().items():
+            (tmp / name).write_bytes(data)
         _write_json(tmp / CARD_FILE, card or {})
         for name, tensors in (extra_tensors or {}).items():
             save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp / name))
@@ -195,10 +208,11 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     path = Path(path)
     if not path.is_dir():
         raise CheckpointError(f"{path} is not a checkpoint directory")
-    missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]
+    names = tokenizer_files(path) or (TOKENIZER_FILE,)
+    missing = [f for f in REQUIRED_FILES + names if not (path / f).is_file()]
     if missing:
         raise CheckpointError(f"{path} is missing {', '.join(missing)}")
-    outside = [f for f in REQUIRED_FILES if not inside(path, path / f)]
+    outside = [f for f in REQUIRED_FILES + names if not inside(path, path / f)]
     if outside:
         raise CheckpointError(f"{', '.join(outside)} of {path.name} lead(s) outside the checkpoint folder; not read")
     try:
@@ -208,12 +222,7 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     card = read_json(path / CARD_FILE)
     if not isinstance(card, dict):
         raise CheckpointError("card.json must be a JSON object")
-    if (path / TOKENIZER_FILE).stat().st_size > MAX_TOKENIZER_BYTES:
-        raise CheckpointError("tokenizer.model is too large")
-    try:
-        tokenizer = Tokenizer.from_bytes((path / TOKENIZER_FILE).read_bytes())
-    except TokenizerError as exc:
-        raise CheckpointError(f"tokenizer.model is invalid: {exc}") from None
+    tokenizer = load_tokenizer(path, names, config)
     if tokenizer.vocab_size != config.vocab_size:
         raise CheckpointError(
             f"tokenizer has {tokenizer.vocab_size} pieces but config.vocab_size is {config.vocab_size}"
@@ -235,6 +244,32 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     model.to(map_location).eval()
     extra_json = {}
     for f in sorted(path.glob("*.json")):
-        if f.name not in (CONFIG_FILE, CARD_FILE) and f.is_file() and inside(path, f):
+        if f.name not in (CONFIG_FILE, CARD_FILE, *names) and f.is_file() and inside(path, f):
             extra_json[f.name] = read_json(f)
     return Checkpoint(model, config, tokenizer, card, path, extra_json)
+
+
+def load_tokenizer(path: Path, names: tuple[str, ...], config: TransformerConfig) -> TokenizerBase:
+    """The tokenizer stored in a checkpoint directory (ours or Marian's, by its files), checked against config."""
+    for name in names:
+        if (path / name).stat().st_size > MAX_TOKENIZER_BYTES:
+            raise CheckpointError(f"{name} is too large")
+    files = {name: (path / name).read_bytes() for name in names}
+    try:
+        if names == MARIAN_TOKENIZER_FILES:
+            tokenizer: TokenizerBase = MarianTokenizer.from_files(files, config.vocab_size, config.bos_id)
+        else:
+            tokenizer = Tokenizer.from_bytes(files[TOKENIZER_FILE])
+    except TokenizerError as exc:
+        raise CheckpointError(f"the tokenizer is invalid: {exc}") from None
+    if tokenizer.vocab_size != config.vocab_size:
+        raise CheckpointError(
+            f"tokenizer has {tokenizer.vocab_size} pieces but config.vocab_size is {config.vocab_size}"
+        )
+    ids = (config.pad_id, config.eos_id)
+    if (tokenizer.special.pad, tokenizer.special.eos) != ids:
+        raise CheckpointError(
+            f"tokenizer's pad and eos ids are {tokenizer.special.pad} and {tokenizer.special.eos}, "
+            f"config.json says {ids[0]} and {ids[1]}"
+        )
+    return tokenizer

@@ -16,6 +16,7 @@ from .attention import AttentionKind
 from .checkpoint import CheckpointError, load_checkpoint
 from .corpus import CorpusFormatError, CorpusSpec, generate
 from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
+from .marian import MarianError
 from .train import RunLock, TrainingError
 
 
@@ -177,6 +178,54 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pickle_consent(args: argparse.Namespace) -> bool:
+    """Whether a folder holding only pytorch_model.bin may be read (through torch.load(weights_only=True))."""
+    if args.pickle != "ask":
+        return args.pickle == "yes"
+    if not sys.stdin.isatty():
+        return True  # non-interactive: allowed, with the note printed by cmd_import_marian
+    answer = input("The folder may hold only pytorch_model.bin (a pickle). Read it through "
+                   "torch.load(weights_only=True), which loads tensors and no code? [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def cmd_import_marian(args: argparse.Namespace) -> int:
+    from .marian import PICKLE, import_marian, inspect_folder
+
+    src = Path(args.src)
+    allow = True
+    if not (src / "model.safetensors").exists() and (src / PICKLE).exists():
+        allow = _pickle_consent(args)
+    folder = inspect_folder(src, allow_pickle=allow, target_lang=args.target_lang)  # every check, nothing read
+    for note in folder.notes:
+        print(f"note: {note}", file=sys.stderr)
+    out = import_marian(src, args.out, overwrite=args.overwrite, allow_pickle=allow, inspected=folder)
+    cfg = folder.config
+    print(
+        json.dumps(
+            {
+                "out": str(out),
+                "layers": [cfg.n_encoder_layers, cfg.n_decoder_layers],
+                "d_model": cfg.d_model,
+                "n_heads": cfg.n_heads,
+                "vocab_size": cfg.vocab_size,
+                "licence": folder.card["licence"],
+                "target_lang": folder.card.get("target_lang"),
+            },
+            ensure_ascii=False,
+        )
+    )
+    return 0
+
+
+def cmd_export_marian(args: argparse.Namespace) -> int:
+    from .marian import export_marian
+
+    out = export_marian(args.checkpoint, args.out, overwrite=args.overwrite)
+    print(json.dumps({"out": str(out)}))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -224,6 +273,26 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--checkpoint")
     ev.add_argument("--json", action="store_true")
     ev.set_defaults(func=cmd_evaluate)
+
+    im = sub.add_parser("import-marian", help="import an opus-mt (Marian) Hugging Face folder as a checkpoint")
+    im.add_argument("src", help="a save_pretrained folder or a Hugging Face cache snapshot folder")
+    im.add_argument("--out", required=True, help="the checkpoint directory to write, e.g. checkpoints/opus-mt-en-fr")
+    im.add_argument("--overwrite", action="store_true", help="replace an existing checkpoint at --out")
+    im.add_argument(
+        "--pickle",
+        choices=["ask", "yes", "no"],
+        default="ask",
+        help="a folder with only pytorch_model.bin: read it through torch.load(weights_only=True)? "
+        "(ask: on a terminal; yes without one)",
+    )
+    im.add_argument("--target-lang", help="the target language when the folder does not say it (e.g. fr)")
+    im.set_defaults(func=cmd_import_marian)
+
+    ex = sub.add_parser("export-marian", help="write a checkpoint as a Hugging Face Marian folder")
+    ex.add_argument("checkpoint", help="a checkpoint directory")
+    ex.add_argument("--out", required=True, help="the folder to write")
+    ex.add_argument("--overwrite", action="store_true", help="replace an existing folder at --out")
+    ex.set_defaults(func=cmd_export_marian)
     return p
 
 
@@ -233,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.func is cmd_train:
             return cmd_train(args, argv)
         return args.func(args)
-    except (CLIError, CheckpointError, CorpusFormatError, TrainingError) as exc:
+    except (CLIError, CheckpointError, CorpusFormatError, TrainingError, MarianError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head, say: stop quietly

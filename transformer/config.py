@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 Positional = Literal["sinusoidal", "learned", "none"]
-POSITIONAL_KINDS: tuple[str, ...] = ("sinusoidal", "learned", "none")
+POSITIONAL_KINDS: tuple[str, ...] = get_args(Positional)
+Activation = Literal["relu", "swish"]
+ACTIVATIONS: tuple[str, ...] = get_args(Activation)
 
 
 class ConfigError(ValueError):
@@ -31,6 +33,10 @@ class TransformerConfig:
         tie_embeddings: share one matrix between source embedding, target embedding and
             the pre-softmax projection (§3.4).
         pad_id: the padding token id; its embedding row is never attended to.
+        bos_id: the decoder's start token (ours: <s>; Marian starts with its pad id).
+        eos_id: the token that ends a sequence (ours: </s> = 3; Marian: 0).
+        activation: the feed-forward's non-linearity: "relu" (§3.3) or "swish" (SiLU, opus-mt).
+        output_bias: a bias added to the logits (Marian's final_logits_bias).
     """
 
     vocab_size: int
@@ -44,6 +50,10 @@ class TransformerConfig:
     positional: Positional = "sinusoidal"
     tie_embeddings: bool = True
     pad_id: int = 0
+    bos_id: int = 2
+    eos_id: int = 3
+    activation: Activation = "relu"
+    output_bias: bool = False
 
     def __post_init__(self) -> None:
         ints = ("vocab_size", "n_encoder_layers", "n_decoder_layers", "d_model", "n_heads", "d_ff", "max_len")
@@ -61,6 +71,16 @@ class TransformerConfig:
             raise ConfigError("tie_embeddings must be true or false")
         if not isinstance(self.pad_id, int) or not 0 <= self.pad_id < self.vocab_size:
             raise ConfigError(f"pad_id must be a token id below vocab_size, got {self.pad_id!r}")
+        for name in ("bos_id", "eos_id"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.vocab_size:
+                raise ConfigError(f"{name} must be a token id below vocab_size, got {value!r}")
+        if self.eos_id == self.pad_id:
+            raise ConfigError("eos_id and pad_id must differ (pad is never generated, eos ends a sequence)")
+        if self.activation not in ACTIVATIONS:
+            raise ConfigError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        if not isinstance(self.output_bias, bool):
+            raise ConfigError("output_bias must be true or false")
 
     def n_layers(self, kind: Any) -> int:
         """N of the stack an AttentionKind lives in: the encoder's for encoder self-attention, else the decoder's."""

@@ -9,15 +9,15 @@ from torch import Tensor
 
 from .model import AttentionMaps, DecoderCache, Transformer
 from .options import DEFAULT, CallOptions
-from .tokenizer import BOS_ID, EOS_ID, pad_batch
+from .tokenizer import pad_batch
 
 
 @dataclass
 class Decoded:
     """One decoded sequence and the attention the model paid while producing it.
 
-    tokens: the produced ids (EOS included when reached), without BOS.
-    decoder_input: BOS + tokens[:-1], the decoder's input, one per attention row.
+    tokens: the produced ids (EOS included when reached), without the start token.
+    decoder_input: start + tokens[:-1], the decoder's input, one per attention row (start: config.bos_id).
     attention: maps for batch size 1: encoder [L] (1,H,S,S), decoder [L] (1,H,T,T), cross [L] (1,H,T,S).
     score: the sequence's log-probability (beam search: before the length penalty).
     log_probs: (T, vocab) the model's next-token log-probabilities at each row.
@@ -36,12 +36,22 @@ def require_eval(model: Transformer) -> None:
         raise ValueError("decoding needs a model in eval mode; call model.eval() first")
 
 
+def next_log_probs(model: Transformer, logits: Tensor) -> Tensor:
+    """log-softmax of a step's logits (B, vocab), with pad ruled out afterwards: pad is never generated.
+
+    (Hugging Face applies its bad-words rule to the log-probabilities the same way, without renormalising.)
+    """
+    logp = logits.log_softmax(-1)
+    logp[:, model.config.pad_id] = float("-inf")
+    return logp
+
+
 def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float, options: CallOptions) -> Decoded:
     """Re-run the produced sequence with teacher forcing to collect its attention.
 
     In eval mode the decoder is causal, so row t equals what decoding step t saw.
     """
-    decoder_input = [BOS_ID] + tokens[:-1] if tokens else [BOS_ID]
+    decoder_input = [model.config.bos_id] + tokens[:-1]
     tgt = torch.tensor([decoder_input], dtype=torch.long, device=src.device)
     out = model(src, tgt, options=options, return_attention=True)
     return Decoded(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
@@ -66,21 +76,21 @@ def greedy_decode(
     src_mask = model.source_mask(src, options)
     memory = model.encode(src, src_mask, options=options)
     cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
-    ys = torch.tensor([[BOS_ID]], dtype=torch.long, device=src.device)
+    ys = torch.tensor([[model.config.bos_id]], dtype=torch.long, device=src.device)
     tokens: list[int] = []
     score = 0.0
     for _ in range(max_new_tokens):
         step_in = ys[:, -1:] if use_cache else ys
         logits = model.decode(step_in, memory, src_mask, options=options, cache=cache)[:, -1]  # (1, vocab)
-        logp = logits.log_softmax(-1)
+        logp = next_log_probs(model, logits)
         nxt = int(logp.argmax(-1))
         score += float(logp[0, nxt])
         tokens.append(nxt)
-        if nxt == EOS_ID:
+        if nxt == model.config.eos_id:
             break
         ys = torch.cat([ys, torch.tensor([[nxt]], device=src.device)], dim=1)
     if not return_attention:
-        return Decoded(tokens, [BOS_ID] + tokens[:-1], None, score)
+        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, score)
     return _with_attention(model, src, tokens, score, options)
 
 
@@ -114,19 +124,19 @@ def beam_search(
     beams: list[list[int]] = [[]]
     scores = torch.zeros(1, device=src.device)
     finished: list[tuple[float, float, list[int]]] = []  # (normalised, raw, tokens)
-    last = torch.tensor([[BOS_ID]], dtype=torch.long, device=src.device)
+    last = torch.tensor([[model.config.bos_id]], dtype=torch.long, device=src.device)
     for _ in range(max_new_tokens):
         n = len(beams)
         mask = None if src_mask is None else src_mask.expand(n, -1, -1, -1)
         logits = model.decode(last, memory.expand(n, -1, -1), mask, options=options, cache=cache)[:, -1]  # (n, vocab)
-        cand = (scores[:, None] + logits.log_softmax(-1)).view(-1)  # (n · vocab)
+        cand = (scores[:, None] + next_log_probs(model, logits)).view(-1)  # (n · vocab)
         top_scores, top_idx = cand.topk(min(2 * beam_size, cand.numel()))
         vocab = logits.size(-1)
         keep_beam, keep_tok, keep_score = [], [], []
         for s, idx in zip(top_scores.tolist(), top_idx.tolist()):
             b, tok = divmod(idx, vocab)
             seq = beams[b] + [tok]
-            if tok == EOS_ID:
+            if tok == model.config.eos_id:
                 finished.append((s / length_penalty(len(seq), alpha), s, seq))
             else:
                 keep_beam.append(b)
@@ -146,7 +156,78 @@ def beam_search(
         finished = [(s / length_penalty(len(b), alpha), s, b) for s, b in zip(scores.tolist(), beams)]
     _, raw, tokens = max(finished, key=lambda f: f[0])
     if not return_attention:
-        return Decoded(tokens, [BOS_ID] + tokens[:-1], None, raw)
+        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
+    return _with_attention(model, src, tokens, raw, options)
+
+
+@torch.no_grad()
+def beam_search_hf(
+    model: Transformer,
+    src: Tensor,
+    beam_size: int = 4,
+    max_new_tokens: int = 64,
+    *,
+    length_penalty: float = 1.0,
+    early_stopping: bool = False,
+    return_attention: bool = True,
+    options: CallOptions = DEFAULT,
+) -> Decoded:
+    """Beam search by Hugging Face's rules (``generate(num_beams=...)``), to check imported models against it.
+
+    The differences from :func:`beam_search` (the paper's §6.1): a hypothesis scores
+    sum(log p) / len^length_penalty (len counts the generated tokens, EOS included); only an
+    EOS among the top beam_size candidates ends a hypothesis; every candidate ends at
+    max_new_tokens; without early_stopping the search goes on while the best live beam,
+    scored at its current length, still beats the worst of beam_size finished ones.
+
+    Shape: src (1, S) token ids.
+    """
+    if beam_size < 1:
+        raise ValueError("beam_size must be at least 1")
+    require_eval(model)
+    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
+    B, K, eos, dev = beam_size, 2 * beam_size, model.config.eos_id, src.device
+    src_mask = model.source_mask(src, options)
+    memory = model.encode(src, src_mask, options=options).expand(B, -1, -1)  # (B, S, d_model)
+    mask = None if src_mask is None else src_mask.expand(B, -1, -1, -1)
+    cache = DecoderCache.empty(len(model.decoder_layers))
+    running: list[list[int]] = [[] for _ in range(B)]
+    running_scores = torch.full((B,), -1.0e9, device=dev)
+    running_scores[0] = 0.0  # B copies of the start; only the first is live
+    done_seqs: list[list[int]] = [[] for _ in range(B)]
+    done_scores = torch.full((B,), -1.0e9, device=dev)
+    done = torch.zeros(B, dtype=torch.bool, device=dev)
+    improvable = True
+    last = torch.full((B, 1), model.config.bos_id, dtype=torch.long, device=dev)
+    for step in range(1, max_new_tokens + 1):  # step = tokens generated once this step's is added
+        logits = model.decode(last, memory, mask, options=options, cache=cache)[:, -1]  # (B, vocab)
+        vocab = logits.size(-1)
+        cand = (next_log_probs(model, logits) + running_scores[:, None]).view(-1)  # (B · vocab)
+        top_scores, top_idx = cand.topk(K)
+        beam, tok = top_idx // vocab, top_idx % vocab
+        seqs = [running[b] + [t] for b, t in zip(beam.tolist(), tok.tolist())]
+        hits = (tok == eos) | (step >= max_new_tokens)  # (K,)
+        keep = (top_scores - 1.0e9 * hits.float()).topk(B).indices
+        finals = top_scores / (step**length_penalty)
+        finals = finals - 1.0e9 * (~(hits & (torch.arange(K, device=dev) < B))).float()
+        if (early_stopping and bool(done.all())) or not improvable:
+            finals = finals - 1.0e9
+        merged = torch.cat([done_scores, finals]).topk(B).indices.tolist()
+        pool = done_seqs + seqs
+        flags = torch.cat([done, hits & (torch.arange(K, device=dev) < B)])
+        scores_all = torch.cat([done_scores, finals])
+        done_seqs, done_scores, done = [pool[i] for i in merged], scores_all[merged], flags[merged]
+        running = [seqs[i] for i in keep.tolist()]
+        running_scores = (top_scores - 1.0e9 * hits.float())[keep]
+        cache = cache.index_select(beam[keep])
+        last = tok[keep][:, None]
+        worst = torch.where(done, done_scores.min(), torch.tensor(-1.0e9, device=dev))
+        improvable = improvable and bool((running_scores[0] / (step**length_penalty) > worst).any())
+        if not improvable or (early_stopping and bool(done.all())) or bool(hits.all()):
+            break
+    tokens, raw = done_seqs[0], float(done_scores[0]) * len(done_seqs[0]) ** length_penalty
+    if not return_attention:
+        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
     return _with_attention(model, src, tokens, raw, options)
 
 
@@ -176,18 +257,19 @@ def greedy_decode_batch(
     src_mask = model.source_mask(src, options)
     memory = model.encode(src, src_mask, options=options)
     cache = DecoderCache.empty(len(model.decoder_layers))
-    last = torch.full((len(sources), 1), BOS_ID, dtype=torch.long)
+    eos = model.config.eos_id
+    last = torch.full((len(sources), 1), model.config.bos_id, dtype=torch.long)
     out = torch.zeros((len(sources), 0), dtype=torch.long)
     done = torch.zeros(len(sources), dtype=torch.bool)
     for _ in range(max_new_tokens):
         logits = model.decode(last, memory, src_mask, options=options, cache=cache)[:, -1]
-        nxt = logits.argmax(-1).masked_fill(done, EOS_ID)
+        nxt = next_log_probs(model, logits).argmax(-1).masked_fill(done, eos)
         out = torch.cat([out, nxt[:, None]], dim=1)
-        done |= nxt == EOS_ID
+        done |= nxt == eos
         if bool(done.all()):
             break
         last = nxt[:, None]
     result = []
     for row in out.tolist():
-        result.append(row[: row.index(EOS_ID)] if EOS_ID in row else row)
+        result.append(row[: row.index(eos)] if eos in row else row)
     return result

@@ -5,6 +5,8 @@
     model.safetensors        weights (tied matrices stored once)
     config.json              TransformerConfig
     tokenizer.model          sentencepiece model (a protobuf, not a pickle)
+                             or, for an imported opus-mt (Marian) model, instead:
+                             source.spm, target.spm (sentencepiece) + vocab.json (piece -> id)
     card.json                how it was trained and what it scores
     metrics.jsonl            the training log, one JSON object per logged step
     snapshots/step-000100/   checkpoints kept during training (to watch heads form)
@@ -19,7 +21,10 @@ import re
 from pathlib import Path
 
 MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE = "model.safetensors", "config.json", "tokenizer.model", "card.json"
-REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE)
+SOURCE_SPM, TARGET_SPM, VOCAB_FILE = "source.spm", "target.spm", "vocab.json"
+MARIAN_TOKENIZER_FILES = (SOURCE_SPM, TARGET_SPM, VOCAB_FILE)
+TOKENIZER_SETS = ((TOKENIZER_FILE,), MARIAN_TOKENIZER_FILES)  # one of them, by the files present
+REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, CARD_FILE)  # plus one tokenizer set
 METRICS_FILE = "metrics.jsonl"
 OPTIMIZER_FILE = "optimizer.safetensors"
 TRAINER_STATE = "trainer_state.json"
@@ -80,10 +85,23 @@ def snapshots(run: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def tokenizer_files(path: Path) -> tuple[str, ...] | None:
+    """The tokenizer set a checkpoint directory holds (ours or Marian's), or None when it holds none."""
+    return next((names for names in TOKENIZER_SETS if all((path / f).is_file() for f in names)), None)
+
+
+def checkpoint_files(path: Path) -> tuple[str, ...] | None:
+    """Every file a checkpoint directory must hold, or None when it lacks one."""
+    names = tokenizer_files(path)
+    if names is None or not all((path / f).is_file() for f in REQUIRED_FILES):
+        return None
+    return REQUIRED_FILES + names
+
+
 def is_checkpoint_dir(path: str | Path) -> bool:
     """Cheap test: a directory holding every required file (loading still validates)."""
     path = Path(path)
-    return path.is_dir() and all((path / f).is_file() for f in REQUIRED_FILES)
+    return path.is_dir() and checkpoint_files(path) is not None
 
 
 def list_checkpoints(root: str | Path | None = None) -> list[Path]:
@@ -98,7 +116,8 @@ def list_checkpoints(root: str | Path | None = None) -> list[Path]:
         parts = path.relative_to(root).parts
         if any(p.startswith(".") or p == RESUME_DIR for p in parts):
             continue
-        if is_checkpoint_dir(path) and all(inside(root, path / f) for f in REQUIRED_FILES):
+        files = checkpoint_files(path)
+        if files is not None and all(inside(root, path / f) for f in files):
             found.append(path)
     return sorted(found)
 

@@ -35,7 +35,11 @@ class AttentionMaps:
     cross: list[Tensor] = field(default_factory=list)
 
     def of(self, kind: AttentionKind) -> list[Tensor]:
-        return getattr(self, AttentionKind(kind).value)
+        return {
+            AttentionKind.ENCODER: self.encoder,
+            AttentionKind.DECODER: self.decoder,
+            AttentionKind.CROSS: self.cross,
+        }[AttentionKind(kind)]
 
 
 class LayerResult(NamedTuple):
@@ -124,6 +128,15 @@ class Capture:
     def need_trace(self) -> bool:
         return self.intermediates is not None
 
+    def stack_input(self, kind: AttentionKind, emb: Tensor, x: Tensor) -> None:
+        """Record what enters the encoder (kind ENCODER) or the decoder stack: embeddings, then + positions."""
+        if self.intermediates is None:
+            return
+        if AttentionKind(kind).in_encoder:
+            self.intermediates.src_embedding, self.intermediates.src_input = emb, x
+        else:
+            self.intermediates.tgt_embedding, self.intermediates.tgt_input = emb, x
+
     def add(self, kind: AttentionKind, x: Tensor, result: LayerResult) -> None:
         """Record one layer: its input x and what it returned."""
         if self.attention is not None:
@@ -149,17 +162,21 @@ def _dropout(module: nn.Dropout, x: Tensor) -> Tensor:
     return module(x) if module.training else x
 
 
-class FeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3)."""
+ACTIVATIONS = {"relu": torch.relu, "swish": F.silu}
 
-    def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
+
+class FeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (§3.3); opus-mt uses swish(z) = z · σ(z) in place of max(0, z)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float, activation: str = "relu") -> None:
         super().__init__()
         self.w_1 = nn.Linear(d_model, d_ff)
         self.w_2 = nn.Linear(d_ff, d_model)
         self.dropout = nn.Dropout(dropout)
+        self.activation = ACTIVATIONS[activation]
 
     def forward(self, x: Tensor) -> Tensor:
-        h = torch.relu(F.linear(x, self.w_1.weight, self.w_1.bias))  # (B, T, d_ff)
+        h = self.activation(F.linear(x, self.w_1.weight, self.w_1.bias))  # (B, T, d_ff)
         return F.linear(_dropout(self.dropout, h), self.w_2.weight, self.w_2.bias)  # (B, T, d_model)
 
 
@@ -169,7 +186,7 @@ class EncoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
-        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
         self.norm_1 = nn.LayerNorm(config.d_model)
         self.norm_2 = nn.LayerNorm(config.d_model)
         self.dropout = nn.Dropout(config.dropout)
@@ -197,7 +214,7 @@ class DecoderLayer(nn.Module):
         super().__init__()
         self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
         self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
-        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
         self.norm_1 = nn.LayerNorm(config.d_model)
         self.norm_2 = nn.LayerNorm(config.d_model)
         self.norm_3 = nn.LayerNorm(config.d_model)
@@ -266,7 +283,8 @@ class Transformer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
-        self.generator = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        # output_bias: Marian's final_logits_bias, added to every row of logits
+        self.generator = nn.Linear(config.d_model, config.vocab_size, bias=config.output_bias)
         self.reset_parameters()
         if config.tie_embeddings:
             self.generator.weight = self.src_embed.weight
@@ -292,13 +310,12 @@ class Transformer(nn.Module):
         return emb, self.positional(emb, start) if positions else emb
 
     def _stack_input(
-        self, tokens: Tensor, table: nn.Embedding, start: int, options: CallOptions, capture: Capture, side: str
+        self, tokens: Tensor, kind: AttentionKind, start: int, options: CallOptions, capture: Capture
     ) -> Tensor:
-        """What enters the first layer of a stack (recorded as {side}_embedding / {side}_input)."""
+        """What enters the first layer of the encoder (kind ENCODER) or the decoder stack, recorded in capture."""
+        table = self.src_embed if kind.in_encoder else self.tgt_embed
         emb, x = self.embed(tokens, table, start, positions=options.positions)
-        if capture.intermediates is not None:
-            setattr(capture.intermediates, f"{side}_embedding", emb)
-            setattr(capture.intermediates, f"{side}_input", x)
+        capture.stack_input(kind, emb, x)
         return _dropout(self.dropout, x)
 
     def source_mask(self, src: Tensor, options: CallOptions = DEFAULT) -> Tensor | None:
@@ -327,7 +344,7 @@ class Transformer(nn.Module):
         if options.window is not None:  # restricted self-attention: a band around the diagonal
             band = band_mask(src.size(1), options.window, src.device)
             self_mask = band if self_mask is None else self_mask & band
-        x = self._stack_input(src, self.src_embed, 0, options, capture, "src")
+        x = self._stack_input(src, AttentionKind.ENCODER, 0, options, capture)
         for i, layer in enumerate(self.encoder_layers):
             result = layer(
                 x,
@@ -363,12 +380,14 @@ class Transformer(nn.Module):
             if cache is None:
                 if options.padding_mask:
                     tgt_mask = target_mask(tgt, self.config.pad_id, options.look_ahead_mask)
+                    if self.config.bos_id == self.config.pad_id:  # Marian starts with pad: that key is real
+                        tgt_mask = tgt_mask | (torch.arange(T, device=tgt.device) == 0)
                 elif options.look_ahead_mask:
                     tgt_mask = subsequent_mask(T, tgt.device)
             elif T > 1 and options.look_ahead_mask:  # new positions see every cached one and earlier new ones
                 tgt_mask = subsequent_mask(start + T, tgt.device)[:, :, start:, :]
             # else: one new position sees every cached one, so no mask is needed
-        x = self._stack_input(tgt, self.tgt_embed, start, options, capture, "tgt")
+        x = self._stack_input(tgt, AttentionKind.DECODER, start, options, capture)
         for i, layer in enumerate(self.decoder_layers):
             result = layer(
                 x,

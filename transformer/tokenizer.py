@@ -1,32 +1,117 @@
-"""A sentencepiece tokenizer with one vocabulary shared by source and target (§3.4)."""
+"""Tokenizers: ours (one sentencepiece model shared by source and target, §3.4) and Marian's (opus-mt).
+
+Both follow one interface, :class:`TokenizerBase`: text to ids and back, the encoder's and
+the decoder's inputs, pieces, unknown words, offsets, and the files a checkpoint stores.
+
+- :class:`Tokenizer` (ours): pad=0, unk=1, bos=2, eos=3, fixed; the ids are sentencepiece's.
+- :class:`MarianTokenizer`: separate source and target sentencepiece models whose pieces map
+  to ids through ``vocab.json`` (not through sentencepiece's own ids); ``</s>`` ends every
+  input; the decoder starts with the pad id. It reproduces Hugging Face's MarianTokenizer.
+"""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import sentencepiece as spm
 import torch
 from torch import Tensor
+
+from .layout import SOURCE_SPM, TARGET_SPM, TOKENIZER_FILE, VOCAB_FILE
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
 
 
 class TokenizerError(ValueError):
-    """A sentencepiece model that is unreadable or does not follow the fixed special ids."""
+    """A tokenizer file that is unreadable, or does not fit the model."""
 
 
-class Tokenizer:
-    """Encode text to ids and back; pad=0, unk=1, bos=2, eos=3 always.
+class SpecialIds(NamedTuple):
+    pad: int
+    unk: int
+    bos: int  # the decoder's start token
+    eos: int
+
+
+def _processor(data: bytes, name: str) -> spm.SentencePieceProcessor:
+    processor = spm.SentencePieceProcessor()
+    try:
+        processor.LoadFromSerializedProto(data)
+    except Exception as exc:  # sentencepiece raises RuntimeError/OSError variants
+        raise TokenizerError(f"{name} is not a sentencepiece model: {exc}") from None
+    return processor
+
+
+class TokenizerBase(ABC):
+    """What the model library and the app ask of a tokenizer; ``special`` holds this one's special ids."""
+
+    special: SpecialIds
+
+    @property
+    @abstractmethod
+    def vocab_size(self) -> int: ...
+
+    @abstractmethod
+    def encode(self, text: str) -> list[int]:
+        """The source pieces of text as ids, without special tokens."""
+
+    @abstractmethod
+    def encode_target(self, text: str) -> list[int]:
+        """The target pieces of text as ids, without special tokens."""
+
+    @abstractmethod
+    def pieces(self, ids: Iterable[int]) -> list[str]: ...
+
+    @abstractmethod
+    def piece_to_id(self, piece: str) -> int: ...
+
+    @abstractmethod
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of target ids; pad, start and end tokens are dropped."""
+
+    @abstractmethod
+    def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
+        """(id, piece, char_begin, char_end) for each source piece of text; offsets index into text."""
+
+    @abstractmethod
+    def files(self) -> dict[str, bytes]:
+        """The files a checkpoint stores for this tokenizer, by name."""
+
+    def source_ids(self, text: str, max_len: int | None = None) -> list[int]:
+        """The encoder's input: the pieces of text, cut to max_len - 1 when given, then EOS."""
+        ids = self.encode(text)
+        if max_len is not None:
+            ids = ids[: max_len - 1]
+        return ids + [self.special.eos]
+
+    def target_ids(self, text: str) -> tuple[list[int], list[int]]:
+        """Teacher forcing: the decoder's input (start + pieces) and what each row must predict (pieces + EOS)."""
+        ids = self.encode_target(text)
+        return [self.special.bos] + ids, ids + [self.special.eos]
+
+    def unknown_words(self, text: str) -> list[str]:
+        """Words of text that the vocabulary can only represent with <unk>."""
+        unknown = []
+        for word in text.split():
+            if self.special.unk in self.encode(word) and word not in unknown:
+                unknown.append(word)
+        return unknown
+
+
+class Tokenizer(TokenizerBase):
+    """Our tokenizer: encode text to ids and back; pad=0, unk=1, bos=2, eos=3 always.
 
     Build one with :meth:`train` (from any iterator of sentences) or
     :meth:`from_bytes` (a serialized sentencepiece model).
     """
 
-    pad_id, unk_id, bos_id, eos_id = PAD_ID, UNK_ID, BOS_ID, EOS_ID
-
     def __init__(self, processor: spm.SentencePieceProcessor, model_bytes: bytes) -> None:
+        self.special = SpecialIds(PAD_ID, UNK_ID, BOS_ID, EOS_ID)
         self.sp = processor
         self.model_bytes = model_bytes
         ids = (processor.pad_id(), processor.unk_id(), processor.bos_id(), processor.eos_id())
@@ -59,11 +144,7 @@ class Tokenizer:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Tokenizer:
-        processor = spm.SentencePieceProcessor()
-        try:
-            processor.LoadFromSerializedProto(data)
-        except Exception as exc:  # sentencepiece raises RuntimeError/OSError variants
-            raise TokenizerError(f"not a sentencepiece model: {exc}") from None
+        processor = _processor(data, TOKENIZER_FILE)
         if processor.get_piece_size() < len(SPECIAL_PIECES):
             raise TokenizerError("sentencepiece model has too few pieces")
         return cls(processor, data)
@@ -72,49 +153,129 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self.sp.get_piece_size()
 
-    def encode(self, text: str, add_bos: bool = False, add_eos: bool = False) -> list[int]:
-        ids = self.sp.encode(text)
-        return ([BOS_ID] if add_bos else []) + ids + ([EOS_ID] if add_eos else [])
+    def encode(self, text: str) -> list[int]:
+        return self.sp.encode(text)
 
-    def source_ids(self, text: str, max_len: int | None = None) -> list[int]:
-        """The encoder's input: the pieces of text, cut to max_len - 1 when given, then EOS."""
-        ids = self.sp.encode(text)
-        if max_len is not None:
-            ids = ids[: max_len - 1]
-        return ids + [EOS_ID]
-
-    def target_ids(self, text: str) -> tuple[list[int], list[int]]:
-        """Teacher forcing: the decoder's input (BOS + pieces) and what each row must predict (pieces + EOS)."""
-        ids = self.sp.encode(text)
-        return [BOS_ID] + ids, ids + [EOS_ID]
+    encode_target = encode  # one vocabulary for both sides
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
 
-    def id_to_piece(self, i: int) -> str:
-        return self.sp.id_to_piece(int(i))
-
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
 
-    def unknown_words(self, text: str) -> list[str]:
-        """Words of text that contain a character the vocabulary cannot represent."""
-        unknown = []
-        for word in text.split():
-            if UNK_ID in self.sp.encode(word) and word not in unknown:
-                unknown.append(word)
-        return unknown
+    def piece_to_id(self, piece: str) -> int:
+        return self.sp.piece_to_id(piece)
+
+    def files(self) -> dict[str, bytes]:
+        return {TOKENIZER_FILE: self.model_bytes}
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
-        """(id, piece, char_begin, char_end) for each piece of text; offsets index into text."""
-        proto = self.sp.encode(text, return_type="proto")
-        raw = text.encode("utf-8")
-        out = []
-        for p in proto.pieces:
-            begin = len(raw[: p.begin].decode("utf-8", errors="ignore"))
-            end = len(raw[: p.end].decode("utf-8", errors="ignore"))
-            out.append((p.id, p.piece, begin, end))
+        return [(p.id, p.piece, b, e) for p, b, e in _offsets(self.sp, text)]
+
+
+def _offsets(sp: spm.SentencePieceProcessor, text: str):
+    """(piece proto, char_begin, char_end) of each piece of text."""
+    proto = sp.encode(text, return_type="proto")
+    raw = text.encode("utf-8")
+    for p in proto.pieces:
+        begin = len(raw[: p.begin].decode("utf-8", errors="ignore"))
+        end = len(raw[: p.end].decode("utf-8", errors="ignore"))
+        yield p, begin, end
+
+
+def read_vocab(data: bytes, name: str, vocab_size: int) -> dict[str, int]:
+    """A Marian vocab.json (piece -> id) that fits a model of vocab_size rows: ids unique, in range."""
+    try:
+        vocab = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TokenizerError(f"{name} is not valid JSON: {exc}") from None
+    if not isinstance(vocab, dict) or not vocab:
+        raise TokenizerError(f"{name} must be a JSON object of piece -> id")
+    if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in vocab.items()):
+        raise TokenizerError(f"{name} must map each piece to an integer id")
+    ids = list(vocab.values())
+    if len(set(ids)) != len(ids):
+        raise TokenizerError(f"{name} gives two pieces the same id")
+    if min(ids) < 0 or max(ids) >= vocab_size:
+        raise TokenizerError(
+            f"{name} does not fit the model: ids run from {min(ids)} to {max(ids)}, the model has {vocab_size} rows"
+        )
+    for piece in ("</s>", "<unk>", "<pad>"):
+        if piece not in vocab:
+            raise TokenizerError(f"{name} has no {piece} piece")
+    return vocab
+
+
+class MarianTokenizer(TokenizerBase):
+    """Hugging Face's MarianTokenizer, reproduced: source.spm + target.spm, ids through vocab.json.
+
+    Args:
+        source_spm, target_spm: the serialized sentencepiece models of each side.
+        vocab: piece -> id, shared by source and target (vocab.json).
+        vocab_size: the model's rows (vocab.json may leave some unnamed).
+        bos_id: the decoder's start token (Marian: the pad id).
+    """
+
+    def __init__(
+        self, source_spm: bytes, target_spm: bytes, vocab: Mapping[str, int], vocab_size: int, bos_id: int
+    ) -> None:
+        self.source_bytes, self.target_bytes = source_spm, target_spm
+        self.source_sp = _processor(source_spm, SOURCE_SPM)
+        self.target_sp = _processor(target_spm, TARGET_SPM)
+        self.vocab = dict(vocab)  # built once per loaded checkpoint: nothing here costs per render
+        self.id_pieces = {i: p for p, i in self.vocab.items()}
+        self.special = SpecialIds(self.vocab["<pad>"], self.vocab["<unk>"], bos_id, self.vocab["</s>"])
+        self._rows = vocab_size
+        self.language_codes = frozenset(p for p in self.vocab if p.startswith(">>") and p.endswith("<<"))
+
+    @classmethod
+    def from_files(cls, files: Mapping[str, bytes], vocab_size: int, bos_id: int) -> MarianTokenizer:
+        vocab = read_vocab(files[VOCAB_FILE], VOCAB_FILE, vocab_size)
+        return cls(files[SOURCE_SPM], files[TARGET_SPM], vocab, vocab_size, bos_id)
+
+    @property
+    def vocab_size(self) -> int:
+        return self._rows
+
+    def _ids(self, pieces: Iterable[str]) -> list[int]:
+        unk = self.special.unk
+        return [self.vocab.get(p, unk) for p in pieces]
+
+    def _split_code(self, text: str) -> tuple[list[str], str]:
+        """A leading language code such as >>fr<< is one token, as in Hugging Face's tokenizer."""
+        if text.startswith(">>") and (end := text.find("<<")) != -1:
+            return [text[: end + 2]], text[end + 2 :]
+        return [], text
+
+    def encode(self, text: str) -> list[int]:
+        code, rest = self._split_code(text)
+        return self._ids(code + self.source_sp.encode(rest, out_type=str))
+
+    def encode_target(self, text: str) -> list[int]:
+        return self._ids(self.target_sp.encode(text, out_type=str))
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.id_pieces.get(int(i), "<unk>") for i in ids]
+
+    def piece_to_id(self, piece: str) -> int:
+        return self.vocab.get(piece, self.special.unk)
+
+    def decode(self, ids: Iterable[int]) -> str:
+        drop = (self.special.pad, self.special.bos, self.special.eos)
+        return self.target_sp.decode_pieces(self.pieces(i for i in ids if i not in drop)).strip()
+
+    def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
+        code, rest = self._split_code(text)
+        shift = len(text) - len(rest)
+        out = [(self.piece_to_id(c), c, 0, shift) for c in code]
+        for p, b, e in _offsets(self.source_sp, rest):
+            out.append((self.piece_to_id(p.piece), p.piece, b + shift, e + shift))
         return out
+
+    def files(self) -> dict[str, bytes]:
+        vocab = json.dumps(self.vocab, ensure_ascii=False, indent=1).encode("utf-8")
+        return {SOURCE_SPM: self.source_bytes, TARGET_SPM: self.target_bytes, VOCAB_FILE: vocab}
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> Tensor:

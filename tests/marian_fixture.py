@@ -1,0 +1,130 @@
+"""A tiny random Hugging Face Marian model folder, built offline (the HF tiny random-model fixture style).
+
+d_model 32, 2+2 layers, 4 heads, swish, a non-zero final_logits_bias; a vocabulary from two
+small sentencepiece models (English source, French target) trained here, plus a vocab.json
+in Marian's convention ("</s>" 0, "<unk>" 1, ..., "<pad>" last); written with save_pretrained.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+NOUNS_EN = ["dog", "cat", "house", "car", "tree", "book", "table", "river", "garden", "window"]
+NOUNS_FR = ["chien", "chat", "maison", "voiture", "arbre", "livre", "table", "rivière", "jardin", "fenêtre"]
+ADJ_EN = ["big", "small", "red", "old", "tired", "happy", "heavy", "clean"]
+ADJ_FR = ["grand", "petit", "rouge", "vieux", "fatigué", "heureux", "lourd", "propre"]
+
+
+def sentences() -> tuple[list[str], list[str]]:
+    """A few hundred English/French pairs."""
+    en, fr = [], []
+    for (ne, nf), (ae, af) in itertools.product(zip(NOUNS_EN, NOUNS_FR), zip(ADJ_EN, ADJ_FR)):
+        en.append(f"The {ne} was too {ae}, so it stayed home.")
+        fr.append(f"Le {nf} était trop {af}, donc il est resté.")
+        en.append(f"I saw the {ae} {ne} near the river.")
+        fr.append(f"J'ai vu le {nf} {af} près de la rivière.")
+    return en, fr
+
+
+def train_spm(lines: list[str], vocab_size: int) -> bytes:
+    import sentencepiece as spm
+
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=buffer,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        character_coverage=1.0,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=1,
+    )
+    return buffer.getvalue()
+
+
+def marian_vocab(source: bytes, target: bytes) -> dict[str, int]:
+    """Marian's convention: "</s>" 0, "<unk>" 1, the pieces of both models, "<pad>" last."""
+    import sentencepiece as spm
+
+    pieces: list[str] = []
+    for data in (source, target):
+        sp = spm.SentencePieceProcessor()
+        sp.LoadFromSerializedProto(data)
+        for i in range(sp.get_piece_size()):
+            if not (sp.is_control(i) or sp.is_unknown(i)) and sp.id_to_piece(i) not in pieces:
+                pieces.append(sp.id_to_piece(i))
+    vocab = {"</s>": 0, "<unk>": 1}
+    for p in pieces:
+        vocab[p] = len(vocab)
+    vocab["<pad>"] = len(vocab)
+    return vocab
+
+
+def make_marian_folder(
+    path: Path, seed: int = 0, d_model: int = 32, layers: int = 2, heads: int = 4, eos_bias: float = 1.5
+) -> Path:
+    """Write a tiny random MarianMTModel folder at path (save_pretrained + the tokenizer's files)."""
+    import torch
+    from transformers import MarianConfig, MarianMTModel
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    en, fr = sentences()
+    source, target = train_spm(en, 120), train_spm(fr, 120)
+    vocab = marian_vocab(source, target)
+    V = len(vocab)
+    config = MarianConfig(
+        vocab_size=V,
+        decoder_vocab_size=V,
+        d_model=d_model,
+        encoder_layers=layers,
+        decoder_layers=layers,
+        encoder_attention_heads=heads,
+        decoder_attention_heads=heads,
+        encoder_ffn_dim=2 * d_model,
+        decoder_ffn_dim=2 * d_model,
+        activation_function="swish",
+        max_position_embeddings=512,
+        scale_embedding=True,
+        share_encoder_decoder_embeddings=True,
+        pad_token_id=V - 1,
+        decoder_start_token_id=V - 1,
+        eos_token_id=0,
+        forced_eos_token_id=None,
+        dropout=0.1,
+        attention_dropout=0.0,
+        activation_dropout=0.0,
+    )
+    torch.manual_seed(seed)
+    model = MarianMTModel(config)
+    with torch.no_grad():
+        # a random init of std 0.02 makes every map nearly uniform: widen it so that heads differ
+        for name, p in model.named_parameters():
+            if p.dim() > 1:
+                p.normal_(0.0, 0.3 if "embed" in name or "shared" in name else 0.25)
+        model.final_logits_bias.normal_(0.0, 0.5)  # non-zero: the import must carry it
+        model.final_logits_bias[0, 0] += eos_bias  # some sentences end before the length limit
+    model.generation_config.bad_words_ids = [[V - 1]]
+    model.generation_config.forced_eos_token_id = None
+    model.save_pretrained(path)
+    (path / "source.spm").write_bytes(source)
+    (path / "target.spm").write_bytes(target)
+    (path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (path / "tokenizer_config.json").write_text(
+        json.dumps({"source_lang": "en", "target_lang": "fr", "model_max_length": 512, "separate_vocabs": False}),
+        encoding="utf-8",
+    )
+    (path / "README.md").write_text(
+        "---\nlicense: cc-by-4.0\ntags: [translation]\n---\n# tiny-marian\n* source languages: en\n"
+        "* target languages: fr\n",
+        encoding="utf-8",
+    )
+    return path

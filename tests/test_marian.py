@@ -1,0 +1,352 @@
+"""opus-mt (Marian) import and export, checked against Hugging Face's own forward pass and generate().
+
+transformers is a test-only oracle, run offline; the fixture is a tiny random MarianMTModel
+(tests/marian_fixture.py) written with save_pretrained.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import run_cli
+from marian_fixture import make_marian_folder, sentences
+
+from transformer.checkpoint import load_checkpoint
+from transformer.cli import main
+from transformer.decoding import beam_search_hf, greedy_decode
+from transformer.marian import d_model_permutation, marian_positions
+from transformer.tokenizer import MarianTokenizer
+
+transformers = pytest.importorskip("transformers")
+HFMarianTokenizer = transformers.MarianTokenizer
+MarianMTModel = transformers.MarianMTModel
+
+TEXTS = [
+    "The dog was too tired, so it stayed home.",
+    "I saw the red car near the river.",
+    "The cat was happy.",
+    "I saw the old tree near the river.",
+    "The book was too heavy, so it stayed home.",
+    "The garden was clean.",
+    "Zebras eat grass!",  # pieces the fixture's vocabulary barely knows
+]
+ATOL = 1e-5
+
+
+@pytest.fixture(scope="session")
+def marian_src(tmp_path_factory) -> Path:
+    return make_marian_folder(tmp_path_factory.mktemp("hf") / "tiny-marian")
+
+
+@pytest.fixture(scope="session")
+def imported(marian_src, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ours") / "tiny-marian"
+    assert main(["import-marian", str(marian_src), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def hf_model(marian_src):
+    return MarianMTModel.from_pretrained(marian_src, attn_implementation="eager").eval()
+
+
+@pytest.fixture(scope="session")
+def hf_tok(marian_src):
+    return HFMarianTokenizer.from_pretrained(marian_src)
+
+
+def test_positions_permutation_maps_marian_layout_to_the_papers(hf_model):
+    table = hf_model.model.encoder.embed_positions.weight.detach()
+    ours = marian_positions(512, 32)
+    torch.testing.assert_close(ours, table, atol=1e-6, rtol=0)
+    perm = d_model_permutation(8)
+    assert perm.tolist() == [0, 4, 1, 5, 2, 6, 3, 7]  # sin_i -> 2i, cos_i -> 2i + 1
+
+
+def test_config_and_card_say_what_was_converted(imported):
+    ckpt = load_checkpoint(imported)
+    cfg = ckpt.config
+    assert (cfg.activation, cfg.output_bias, cfg.d_model, cfg.n_heads, cfg.n_encoder_layers) == (
+        "swish",
+        True,
+        32,
+        4,
+        2,
+    )
+    assert (cfg.pad_id, cfg.bos_id, cfg.eos_id) == (cfg.vocab_size - 1, cfg.vocab_size - 1, 0)
+    assert cfg.max_len == 512
+    assert isinstance(ckpt.tokenizer, MarianTokenizer)
+    card = ckpt.card
+    assert card["kind"] == "imported-marian" and card["licence"] == "cc-by-4.0"
+    assert (card["source_lang"], card["target_lang"]) == ("en", "fr")
+    assert any("permuted" in c for c in card["conversions"]) and any(
+        "final_logits_bias" in c for c in card["conversions"]
+    )
+    assert len(card["origin"]["weights_sha256"]) == 64
+    assert sorted(p.name for p in imported.iterdir()) == [
+        "card.json",
+        "config.json",
+        "model.safetensors",
+        "source.spm",
+        "target.spm",
+        "vocab.json",
+    ]
+
+
+def test_tokenization_is_identical_to_marian_tokenizer(imported, hf_tok):
+    tok = load_checkpoint(imported).tokenizer
+    en, fr = sentences()
+    for text in TEXTS + en[:20] + ["", "  spaces  ", "Ünïcødé ☃ 東京"]:
+        assert tok.source_ids(text) == hf_tok(text).input_ids, text
+        assert tok.pieces(tok.source_ids(text)) == hf_tok.convert_ids_to_tokens(hf_tok(text).input_ids)
+    for text in fr[:20]:
+        _, target = tok.target_ids(text)
+        assert target == hf_tok(text_target=text).input_ids, text
+        assert tok.decode(target) == hf_tok.decode(target, skip_special_tokens=True)
+    assert tok.unknown_words("The dog ☃ sat") == ["☃"]  # from the tokenizer's own vocabulary: <unk>
+
+
+def _teacher(ckpt, hf_tok, text: str, target: str):
+    src = torch.tensor([ckpt.tokenizer.source_ids(text)])
+    tgt = torch.tensor([ckpt.tokenizer.target_ids(target)[0]])
+    return src, tgt
+
+
+def test_logits_and_every_attention_map_match_hugging_face(imported, hf_model, hf_tok):
+    ckpt = load_checkpoint(imported)
+    en, fr = sentences()
+    for text, target in [(TEXTS[0], fr[0]), (TEXTS[1], fr[3]), (TEXTS[6], fr[5])]:
+        src, tgt = _teacher(ckpt, hf_tok, text, target)
+        assert tgt[0, 0] == hf_model.config.decoder_start_token_id
+        with torch.no_grad():
+            theirs = hf_model(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
+            ours = ckpt.model(src, tgt, return_attention=True)
+        torch.testing.assert_close(ours.logits, theirs.logits, atol=ATOL, rtol=0)
+        for mine, hf in (
+            (ours.attention.encoder, theirs.encoder_attentions),
+            (ours.attention.decoder, theirs.decoder_attentions),
+            (ours.attention.cross, theirs.cross_attentions),
+        ):
+            assert len(mine) == len(hf) == 2
+            for a, b in zip(mine, hf):
+                torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
+    # a padded batch: our padding mask from the pad id equals HF's attention_mask
+    batch = hf_tok([TEXTS[0], TEXTS[2]], return_tensors="pt", padding=True)
+    tgt = torch.tensor([ckpt.tokenizer.target_ids(fr[0])[0]] * 2)
+    with torch.no_grad():
+        theirs = hf_model(**batch, decoder_input_ids=tgt, output_attentions=True)
+        ours = ckpt.model(batch.input_ids, tgt, return_attention=True)
+    torch.testing.assert_close(ours.logits, theirs.logits, atol=ATOL, rtol=0)
+    for a, b in zip(ours.attention.cross, theirs.cross_attentions):
+        torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
+
+
+def test_greedy_and_beam_search_equal_generate(imported, hf_model):
+    ckpt = load_checkpoint(imported)
+    ended_early = 0
+    for text in TEXTS:
+        src = torch.tensor([ckpt.tokenizer.source_ids(text)])
+        hf1 = hf_model.generate(src, num_beams=1, do_sample=False, max_new_tokens=24)[0, 1:].tolist()
+        hf4 = hf_model.generate(
+            src, num_beams=4, do_sample=False, max_new_tokens=24, length_penalty=1.0, early_stopping=False
+        )[0, 1:].tolist()
+        ours1 = greedy_decode(ckpt.model, src, 24, return_attention=False).tokens
+        ours4 = beam_search_hf(ckpt.model, src, 4, 24, length_penalty=1.0, return_attention=False).tokens
+        pad = ckpt.config.pad_id
+        assert ours1 == [t for t in hf1 if t != pad], text
+        assert ours4 == [t for t in hf4 if t != pad], text
+        assert pad not in ours1 + ours4
+        ended_early += ours4[-1] == ckpt.config.eos_id and len(ours4) < 24
+    assert ended_early >= 1  # both ways of ending are exercised: EOS and the length limit
+    assert ended_early < len(TEXTS)
+
+
+def test_beam_with_early_stopping_equals_generate(imported, hf_model):
+    ckpt = load_checkpoint(imported)
+    for text in TEXTS[:4]:
+        src = torch.tensor([ckpt.tokenizer.source_ids(text)])
+        hf = hf_model.generate(
+            src, num_beams=3, do_sample=False, max_new_tokens=16, early_stopping=True, length_penalty=0.6
+        )
+        ours = beam_search_hf(ckpt.model, src, 3, 16, length_penalty=0.6, early_stopping=True, return_attention=False)
+        assert ours.tokens == [t for t in hf[0, 1:].tolist() if t != ckpt.config.pad_id], text
+
+
+def test_export_round_trip_loads_in_transformers(trained_checkpoint, tmp_path):
+    out = tmp_path / "exported"
+    assert main(["export-marian", str(trained_checkpoint), "--out", str(out)]) == 0
+    ckpt = load_checkpoint(trained_checkpoint)
+    hf = MarianMTModel.from_pretrained(out, attn_implementation="eager").eval()
+    tok = HFMarianTokenizer.from_pretrained(out)
+    assert hf.config.activation_function == "relu"
+    for text in ("The dog was too tired.", "The cat ate the fish because it was hungry."):
+        ids = ckpt.tokenizer.source_ids(text)
+        assert tok(text).input_ids == ids  # MarianTokenizer reads our joint tokenizer identically
+        src = torch.tensor([ids])
+        tgt = torch.tensor([ckpt.tokenizer.target_ids("Le chien était fatigué.")[0]])
+        with torch.no_grad():
+            theirs = hf(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
+            ours = ckpt.model(src, tgt, return_attention=True)
+        torch.testing.assert_close(theirs.logits, ours.logits, atol=ATOL, rtol=0)
+        for a, b in zip(ours.attention.cross, theirs.cross_attentions):
+            torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
+        greedy = greedy_decode(ckpt.model, src, 30, return_attention=False).tokens
+        generated = hf.generate(src, num_beams=1, do_sample=False, max_new_tokens=30)[0, 1:].tolist()
+        assert greedy == [t for t in generated if t != ckpt.config.pad_id]
+        assert tok.decode(greedy, skip_special_tokens=True) == ckpt.tokenizer.decode(greedy)
+    # and back: the exported folder imports again to the same logits
+    again = tmp_path / "again"
+    assert main(["import-marian", str(out), "--out", str(again)]) == 0
+    back = load_checkpoint(again)
+    src = torch.tensor([ckpt.tokenizer.source_ids("The dog was too tired.")])
+    tgt = torch.tensor([[2, 5, 6]])
+    torch.testing.assert_close(back.model(src, tgt).logits, ckpt.model(src, tgt).logits, atol=ATOL, rtol=0)
+
+
+def test_fp16_weights_are_cast_to_fp32(marian_src, tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    half = tmp_path / "half"
+    shutil.copytree(marian_src, half)
+    state = load_file(str(half / "model.safetensors"))
+    save_file({k: v.half() for k, v in state.items()}, str(half / "model.safetensors"), {"format": "pt"})
+    out = tmp_path / "ours-half"
+    assert main(["import-marian", str(half), "--out", str(out)]) == 0
+    ckpt = load_checkpoint(out)
+    assert any("F16 to float32" in c for c in ckpt.card["conversions"])
+    assert all(p.dtype == torch.float32 for p in ckpt.model.parameters())
+    emb = state["model.shared.weight"].half().float()[:, d_model_permutation(32)]
+    torch.testing.assert_close(ckpt.model.src_embed.weight, emb, atol=0, rtol=0)
+
+
+def test_a_hugging_face_cache_snapshot_imports(marian_src, tmp_path):
+    """A snapshot folder's files are links into the same model's blobs/: those are allowed."""
+    repo = tmp_path / "hub" / "models--Helsinki-NLP--opus-mt-en-fr"
+    snap = repo / "snapshots" / "0123abcd"
+    (repo / "blobs").mkdir(parents=True)
+    snap.mkdir(parents=True)
+    for f in marian_src.iterdir():
+        blob = repo / "blobs" / f"blob-{f.name}"
+        shutil.copy(f, blob)
+        (snap / f.name).symlink_to(os.path.relpath(blob, snap))
+    out = tmp_path / "opus-mt-en-fr"
+    assert main(["import-marian", str(snap), "--out", str(out)]) == 0
+    assert load_checkpoint(out).card["target_lang"] == "fr"
+
+
+def test_pickle_only_folder_reads_through_weights_only(marian_src, hf_model, tmp_path):
+    folder = tmp_path / "pickled"
+    shutil.copytree(marian_src, folder)
+    (folder / "model.safetensors").unlink()
+    torch.save(hf_model.state_dict(), folder / "pytorch_model.bin")
+    # refused when the user says no: a clear message, nothing written
+    out = tmp_path / "refused"
+    result = run_cli("import-marian", str(folder), "--out", str(out), "--pickle", "no")
+    assert result.returncode == 2 and "pickle" in result.stderr and "refused" in result.stderr
+    assert not out.exists()
+    # allowed: read through the restricted unpickler, with a note
+    out = tmp_path / "allowed"
+    result = run_cli("import-marian", str(folder), "--out", str(out), "--pickle", "yes")
+    assert result.returncode == 0, result.stderr
+    assert "weights_only=True" in result.stderr
+    ckpt = load_checkpoint(out)
+    assert any("weights_only=True" in n for n in ckpt.card["notes"])
+    src = torch.tensor([ckpt.tokenizer.source_ids(TEXTS[0])])
+    tgt = torch.tensor([[ckpt.config.bos_id, 4, 5]])
+    with torch.no_grad():
+        torch.testing.assert_close(
+            ckpt.model(src, tgt).logits, hf_model(input_ids=src, decoder_input_ids=tgt).logits, atol=ATOL, rtol=0
+        )
+
+
+class _Boom:
+    def __reduce__(self):
+        return (os.system, ("touch PICKLE_RAN_MARKER",))
+
+
+def _bad_import(capsys, src: Path, out: Path, *extra: str) -> str:
+    before = sorted(p.name for p in out.parent.iterdir()) if out.parent.exists() else []
+    assert main(["import-marian", str(src), "--out", str(out), *extra]) == 2
+    after = sorted(p.name for p in out.parent.iterdir()) if out.parent.exists() else []
+    assert after == before  # nothing written, no temporary folder left behind
+    return capsys.readouterr().err
+
+
+def test_bad_folders_give_a_clear_message_and_write_nothing(marian_src, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / "imported"
+
+    def copy(name: str) -> Path:
+        return Path(shutil.copytree(marian_src, tmp_path / name))
+
+    missing = copy("missing")
+    (missing / "target.spm").unlink()
+    assert "missing target.spm" in _bad_import(capsys, missing, out)
+
+    no_weights = copy("no-weights")
+    (no_weights / "model.safetensors").unlink()
+    assert "missing model.safetensors" in _bad_import(capsys, no_weights, out)
+
+    for model_type, arch in (("bart", "BartForConditionalGeneration"), ("t5", "T5ForConditionalGeneration")):
+        other = copy(model_type)
+        cfg = json.loads((other / "config.json").read_text())
+        cfg.update(model_type=model_type, architectures=[arch])
+        (other / "config.json").write_text(json.dumps(cfg))
+        assert f"a '{model_type}' model, not a Marian" in _bad_import(capsys, other, out)
+
+    big = copy("vocab-too-big")
+    vocab = json.loads((big / "vocab.json").read_text())
+    vocab["▁extra"] = len(vocab)
+    (big / "vocab.json").write_text(json.dumps(vocab))
+    assert "does not fit the model" in _bad_import(capsys, big, out)
+
+    shifted = copy("vocab-pad")
+    vocab = json.loads((shifted / "vocab.json").read_text())
+    first = next(p for p, i in vocab.items() if i == 2)
+    vocab[first], vocab["<pad>"] = vocab["<pad>"], 2
+    (shifted / "vocab.json").write_text(json.dumps(vocab))
+    assert "vocab.json does not fit config.json" in _bad_import(capsys, shifted, out)
+
+    linked = copy("linked")
+    secret = tmp_path / "elsewhere.spm"
+    shutil.copy(linked / "source.spm", secret)
+    (linked / "source.spm").unlink()
+    (linked / "source.spm").symlink_to(secret)
+    assert "link leading outside" in _bad_import(capsys, linked, out)
+
+    shapes = copy("shapes")
+    cfg = json.loads((shapes / "config.json").read_text())
+    cfg["d_model"] = 64
+    (shapes / "config.json").write_text(json.dumps(cfg))
+    assert "does not match config.json" in _bad_import(capsys, shapes, out)
+
+    pickled = copy("pickled")
+    (pickled / "model.safetensors").unlink()
+    torch.save({"x": _Boom()}, pickled / "pytorch_model.bin")
+    assert "refused" in _bad_import(capsys, pickled, out, "--pickle", "no")
+    assert "weights_only" in _bad_import(capsys, pickled, out, "--pickle", "yes")  # the hostile pickle is refused
+    assert not (tmp_path / "PICKLE_RAN_MARKER").exists()
+
+    assert main(["import-marian", str(marian_src), "--out", str(out)]) == 0
+    stamp = (out / "model.safetensors").stat().st_mtime_ns
+    assert "already exists" in _bad_import(capsys, marian_src, out)
+    assert (out / "model.safetensors").stat().st_mtime_ns == stamp
+    assert main(["import-marian", str(marian_src), "--out", str(out), "--overwrite"]) == 0
+
+
+def test_every_page_renders_on_an_imported_marian(imported, monkeypatch):
+    from apptest import app, figures, run
+
+    root = imported.parent
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
+    for page in ("explorer", "headlab", "masks", "positions", "arithmetic", "multihead", "variants"):
+        at = run(app(page, checkpoint="tiny-marian", text="The dog was too tired, so it stayed home."))
+        assert at.session_state["checkpoint"] == "tiny-marian"
+        assert figures(at) or page == "headlab", page

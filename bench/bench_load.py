@@ -1,9 +1,15 @@
 """A class on one server: N sessions at once, at the protocol level (no browser shares the CPU).
 
-    python bench/bench_load.py [--sessions 30] [--url URL]
+    python bench/bench_load.py [--sessions 30] [--url URL] [--size default|base] [--batch on|off|both] [--runs 2]
+
+--size base serves a random-weight checkpoint of the paper's base size (6+6 layers, d_model 512,
+Table 3), made on the fly in a temporary folder (never committed), with the shipped tokenizer.
+--batch: the server's analyses through the batcher (transformer/serving, the default), each
+session alone ($TRANSFORMER_BATCH=0), or both, one after the other in the same run.
 
 Starts a real server (unless --url is given), then:
-1. serially, one session translates every sentence alone (the reference);
+1. serially, one session translates every sentence alone (the reference), on a server of its own
+   so that the measured one computes every sentence while the sessions wait;
 2. N sessions connect at the same moment (first visit: time until the first heatmap arrives);
 3. each types its own sentence at the same moment (time until its translation arrives).
 Prints correctness against the serial run, cross-talk (a session shown another's
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -176,9 +183,10 @@ class Report:
     rss_after_mb: float
 
 
-async def _load(url: str, n: int, pid: int | None) -> Report:
+async def _load(url: str, n: int, pid: int | None, expected: dict[str, str] | None = None) -> Report:
     sentences = distinct_sentences(n)
-    expected = await _serial(url, sorted(set(sentences)))
+    if expected is None:
+        expected = await _serial(url, sorted(set(sentences)))
     rss_before = rss_mb(pid) if pid else float("nan")
     sessions = [Session(s) for s in sentences]
     go, ready = asyncio.Event(), []
@@ -208,32 +216,86 @@ async def _load(url: str, n: int, pid: int | None) -> Report:
     )
 
 
-def run(n: int, url: str | None = None, env: dict[str, str] | None = None) -> Report:
-    """Measure n simultaneous sessions against url, or against a server started here."""
+def base_checkpoint(root: Path, seed: int = 0) -> Path:
+    """A random-weight model of the paper's base size in root/<default name>, with the shipped tokenizer
+    and card (so the app lists it first and knows its words). Returns root."""
+    import dataclasses
+
+    import torch
+
+    from transformer import Transformer, TransformerConfig
+    from transformer.checkpoint import load_checkpoint, save_checkpoint
+    from transformer.layout import DEFAULT_CHECKPOINT, DEFAULT_NAME
+
+    shipped = load_checkpoint(DEFAULT_CHECKPOINT)
+    keep = {k: getattr(shipped.config, k) for k in ("vocab_size", "max_len", "pad_id", "bos_id", "eos_id")}
+    config = dataclasses.replace(TransformerConfig.preset("base", **keep), dropout=0.0)
+    torch.manual_seed(seed)
+    model = Transformer(config).eval()
+    card = {**shipped.card, "note": "random weights of the base size, made by bench_load.py --size base"}
+    save_checkpoint(root / DEFAULT_NAME, model, shipped.tokenizer, card)
+    return root
+
+
+def reference(n: int, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The translation of each of the n sentences, one at a time in one session, on a server of its own
+    without the batcher (so that the measured server starts with an empty cache)."""
+    from browser import server
+
+    with server(ROOT, env={**(env or {}), "TRANSFORMER_BATCH": "0"}) as (started, _):
+        return asyncio.run(_serial(started, sorted(set(distinct_sentences(n)))))
+
+
+def run(
+    n: int, url: str | None = None, env: dict[str, str] | None = None, expected: dict[str, str] | None = None
+) -> Report:
+    """Measure n simultaneous sessions against url, or against a server started here.
+
+    expected: the serial answers (see reference); without it they are computed first on the same
+    server, which then answers the sessions from its cache.
+    """
     if url is not None:
-        return asyncio.run(_load(url, n, None))
+        return asyncio.run(_load(url, n, None, expected))
     from browser import server
 
     with server(ROOT, env=env) as (started, proc):
-        return asyncio.run(_load(started, n, proc.pid))
+        return asyncio.run(_load(started, n, proc.pid, expected))
+
+
+MODES = {"on": "1", "off": "0"}
 
 
 def main() -> None:
+    import tempfile
+
     from browser import machine
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, nargs="+", default=[30])
     ap.add_argument("--url")
+    ap.add_argument("--size", choices=["default", "base"], default="default")
+    ap.add_argument("--batch", choices=["on", "off", "both"], default="both")
+    ap.add_argument("--runs", type=int, default=1)
     args = ap.parse_args()
-    print(f"machine: {machine()}")
-    for n in args.sessions:
-        r = run(n, args.url)
-        print(
-            f"{n:3d} sessions: correct {r.correct}/{n}, cross-talk {r.crosstalk}; translation median "
-            f"{r.translation_median_s:.2f} s, max {r.translation_max_s:.2f} s; first visit median "
-            f"{r.first_visit_median_s:.2f} s, max {r.first_visit_max_s:.2f} s; server memory "
-            f"{r.rss_before_mb:.0f} -> {r.rss_after_mb:.0f} MB"
-        )
+    print(f"machine: {machine()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
+        env: dict[str, str] = {}
+        if args.size == "base":
+            env["TRANSFORMER_CHECKPOINTS"] = str(base_checkpoint(Path(tmp)))
+        modes = ["on", "off"] if args.batch == "both" else [args.batch]
+        expected = {n: reference(n, env) for n in args.sessions} if args.url is None else {}
+        for i in range(args.runs):
+            for mode in modes:
+                for n in args.sessions:
+                    r = run(n, args.url, {**env, "TRANSFORMER_BATCH": MODES[mode]}, expected.get(n))
+                    print(
+                        f"size {args.size}, batcher {mode:3s}, run {i + 1}: {n:3d} sessions: correct {r.correct}/{n}, "
+                        f"cross-talk {r.crosstalk}; translation median {r.translation_median_s:.2f} s, max "
+                        f"{r.translation_max_s:.2f} s; first visit median {r.first_visit_median_s:.2f} s, max "
+                        f"{r.first_visit_max_s:.2f} s; server memory {r.rss_before_mb:.0f} -> {r.rss_after_mb:.0f} MB; "
+                        f"load average {os.getloadavg()[0]:.2f}",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

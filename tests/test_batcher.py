@@ -282,7 +282,8 @@ def test_five_sessions_through_the_protocol_get_the_serial_answers_through_the_b
     """bench_load at N=5 with the batcher on: each session sees its own serial translation, and no other."""
     code = (
         "import sys; sys.path.insert(0, 'bench'); import bench_load as b;"
-        "r = b.run(5, env={'TRANSFORMER_BATCH': '1', 'TRANSFORMER_BATCH_WINDOW_MS': '20'});"
+        "ref = b.reference(5);"  # serial, unbatched, on a server of its own: the measured one starts cold
+        "r = b.run(5, env={'TRANSFORMER_BATCH': '1', 'TRANSFORMER_BATCH_WINDOW_MS': '20'}, expected=ref);"
         "print(r.correct, r.crosstalk)"
     )
     out = subprocess.run(

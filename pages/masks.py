@@ -16,6 +16,7 @@ from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import masking
 from transformer.layout import METRICS_FILE, checkpoints_root
+from transformer.training.metrics import read_metrics
 
 TABS = ("padding", "look_ahead", "off")
 OTHER = "The dogs and the cat didn't cross the bridge because they were too tired."
@@ -84,7 +85,7 @@ def _leak_runs(tr: Translator) -> None:
     series, rows = {}, []
     for name, path in found.items():
         card = json.loads((path / "card.json").read_text(encoding="utf-8"))
-        metrics = [json.loads(line) for line in (path / METRICS_FILE).read_text().splitlines() if '"loss"' in line]
+        metrics = read_metrics(path / METRICS_FILE).steps
         label = tr(f"masks.leak.{name}")
         series[label] = ([m["step"] for m in metrics], [m["loss"] for m in metrics])
         evaluation = card.get("evaluation", {})

@@ -13,7 +13,7 @@ from pages._ui.widgets import choice_radio, plot
 from transformer import jobs
 from transformer.corpus import CorpusFormatError
 from transformer.layout import CARD_FILE, check_name, checkpoints_root
-from transformer.train import PRESETS
+from transformer.training import PRESETS
 
 FORM_PRESETS = ("tiny", "coref")
 FLAGS = (  # python -m transformer train flag, form field
@@ -94,14 +94,14 @@ def job_panel(tr: Translator) -> None:
         return
     job = status.job
     with st.container(key="job_state"):
-        st.markdown(tr(f"train.state.{status.state}", name=job.name, step=status.step, total=status.total_steps))
+        st.markdown(tr(f"train.state.{status.state.value}", name=job.name, step=status.step, total=status.total_steps))
     eta = "—" if status.eta_s is None else f"{status.eta_s:.0f} s"
     st.progress(status.progress, text=tr("train.progress", step=status.step, total=status.total_steps, eta=eta))
-    if status.state == "running":
+    if status.state is jobs.JobState.RUNNING:
         st.button(tr("train.stop"), on_click=_stop, key="train_stop", type="secondary")
-    elif status.state == "finished":
+    elif status.state is jobs.JobState.FINISHED:
         st.button(tr("train.open", name=job.name), on_click=_open_result, key="train_open")
-    if status.state == "failed":
+    if status.state is jobs.JobState.FAILED:
         st.text(status.log_tail[-1500:])
     if status.metrics:
         x = [m["step"] for m in status.metrics]
@@ -136,11 +136,12 @@ def job_panel(tr: Translator) -> None:
             ),
             "train_probe",
         )
-    if status.state == "finished" and job.name not in checkpoint_choices():
+    if status.state is jobs.JobState.FINISHED and job.name not in checkpoint_choices():
         refresh_choices()  # the picker lists the new checkpoint now, not after the scan's cache expires
     seen = st.session_state.get("_job_seen")
-    st.session_state["_job_seen"] = (job.name, status.state)
-    if seen is not None and seen[0] == job.name and seen[1] == "running" and status.state != "running":
+    st.session_state["_job_seen"] = (job.name, status.state.value)
+    running = jobs.JobState.RUNNING
+    if seen is not None and seen[0] == job.name and seen[1] == running and status.state is not running:
         st.rerun(scope="app")  # the run ended: let the sidebar's picker show the new checkpoint
 
 
@@ -234,7 +235,7 @@ def page() -> None:
     if busy:
         st.warning(tr("train.busy"))
     status = jobs.status(root)
-    if status is not None and status.state in ("running", "starting"):
+    if status is not None and status.state in (jobs.JobState.RUNNING, jobs.JobState.STARTING):
         _live(tr.lang)
     else:
         job_panel(tr)

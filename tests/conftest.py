@@ -48,7 +48,7 @@ def tiny_model(tiny_config) -> Transformer:
 @pytest.fixture(scope="session")
 def trained_checkpoint(tmp_path_factory) -> Path:
     """A small model trained by the project's own trainer on the generated corpus (seconds)."""
-    from transformer.train import PRESETS, Trainer
+    from transformer.training import PRESETS, Trainer
 
     out = tmp_path_factory.mktemp("ckpt") / "tiny"
     cfg = dataclasses.replace(PRESETS["tiny"], steps=60)

@@ -11,8 +11,9 @@ import torch
 from conftest import ROOT, run_cli, subprocess_env
 
 from transformer.checkpoint import load_checkpoint
-from transformer.train import (
+from transformer.training import (
     PRESETS,
+    CheckpointKind,
     JsonlLogger,
     TrainCallback,
     Trainer,
@@ -20,6 +21,7 @@ from transformer.train import (
     load_optimizer_state,
     noam_lr,
     optimizer_state,
+    read_metrics,
 )
 
 TINY = dataclasses.replace(PRESETS["tiny"], steps=20)
@@ -59,7 +61,11 @@ def test_callbacks_metrics_log_and_snapshots(tmp_path):
     assert all(e.tokens_per_s > 0 for e in rec.steps)
     logged = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in logged] == [5, 10, 15, 20] and "loss" in logged[0]
-    assert (0, "snapshot") in rec.checkpoints and (10, "snapshot") in rec.checkpoints
+    assert (0, CheckpointKind.SNAPSHOT) in rec.checkpoints and (10, CheckpointKind.SNAPSHOT) in rec.checkpoints
+    assert rec.checkpoints[-1] == (20, CheckpointKind.FINAL)
+    log = read_metrics(out / "metrics.jsonl")
+    assert [r["step"] for r in log.steps] == [5, 10, 15, 20] and log.probes == []
+    assert [r["loss"] for r in log.steps] == [e.loss for e in rec.steps[4::5]]  # the events, as logged
     assert load_checkpoint(out / "snapshots" / "step-000010").card["step"] == 10
     final = load_checkpoint(out)
     assert final.card["step"] == 20 and final.card["train_config"]["steps"] == 20
@@ -252,3 +258,29 @@ def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     card = load_checkpoint(out).card
     assert card["world_size"] == 2 and card["replicas_equal"] is True and card["step"] == 6
+
+
+def test_a_step_reports_a_step_result(tmp_path):
+    from transformer.training import StepResult
+
+    trainer = Trainer(dataclasses.replace(TINY, steps=1), tmp_path / "run")
+    assert trainer.model is None and trainer.optimizer is None  # every attribute exists before train()
+    trainer.train()
+    idx = trainer.batches.next()
+    result = trainer.train_step(idx)
+    assert isinstance(result, StepResult)
+    _, _, tgt_out = trainer.data.collate(idx)
+    assert result.n_tokens == int((tgt_out != trainer.model.config.pad_id).sum()) > 0
+    assert 0.0 <= result.accuracy <= 1.0 and result.loss > 0 and result.grad_norm > 0
+
+
+def test_the_metrics_log_has_one_reader(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(
+        '{"step": 10, "loss": 2.5}\n{"step": 10, "probe": {"encoder/pronoun": 0.5}}\n[1, 2]\n{"step": 20, "lo',
+        encoding="utf-8",
+    )
+    log = read_metrics(path)
+    assert log.steps == [{"step": 10, "loss": 2.5}]  # the half-written last line is skipped
+    assert log.probes == [{"step": 10, "probe": {"encoder/pronoun": 0.5}}]
+    assert read_metrics(tmp_path / "missing.jsonl").steps == []

@@ -17,7 +17,7 @@ from .checkpoint import CheckpointError, load_checkpoint
 from .corpus import CorpusFormatError, CorpusSpec, generate
 from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
 from .marian import MarianError
-from .train import RunLock, TrainingError
+from .training.lock import RunLock, TrainingError
 
 
 class CLIError(Exception):
@@ -92,6 +92,9 @@ MODEL_ARGS = {  # --flag: TransformerConfig field
 }
 
 
+JOB_LOCK_WAIT_S = 5.0
+
+
 @contextlib.contextmanager
 def job_lock(path: str | None):
     """Hold an exclusive lock for the whole run: one training job per lock file (the app's, per server)."""
@@ -99,12 +102,15 @@ def job_lock(path: str | None):
         yield
         return
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    with RunLock(Path(path).parent, Path(path).name, busy="another training job is running on this server"):
+    busy = "another training job is running on this server"
+    # a few seconds of retries: the app's probe never takes the lock, but a job started right after
+    # another one ended may find it still being released
+    with RunLock(Path(path).parent, Path(path).name, busy=busy, wait_s=JOB_LOCK_WAIT_S):
         yield
 
 
 def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
-    from .train import PRESETS, JsonlLogger, ProbeAtSnapshots, TqdmCallback, Trainer
+    from .training import PRESETS, JsonlLogger, ProbeAtSnapshots, TqdmCallback, Trainer
 
     cfg = PRESETS[args.preset]
     changes: dict[str, Any] = {}
@@ -241,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--json", action="store_true", help="one JSON object per line, with attention maps")
     tr.set_defaults(func=cmd_translate)
 
-    from .train import PRESETS
+    from .training.presets import PRESETS
 
     t = sub.add_parser("train", help="train a model (also under torchrun for DistributedDataParallel)")
     t.add_argument("--preset", choices=sorted(PRESETS), default="coref")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from enum import Enum, StrEnum
 from typing import Any
 
 import numpy as np
@@ -15,29 +16,46 @@ from .corpus import CorpusSpec, Example, french_pronoun, generate, pronoun_span,
 from .decoding import greedy_decode_batch, require_eval
 from .model import Transformer
 from .options import DEFAULT, CallOptions
-from .tokenizer import PAD_ID, Tokenizer, pad_batch, word_groups
+from .tokenizer import Tokenizer, pad_batch, word_groups
 
 
-@dataclass(frozen=True)
-class ProbeQuery:
-    """Which attention row the probe reads.
+class ProbeRow(StrEnum):
+    """Which row of a kind's maps the probe reads."""
 
-    (encoder, "pronoun"): the encoder row of "it"/"they"; (encoder, "cue"): the rows of the
-    deciding word, averaged; (cross, "pronoun"): the decoder row that writes il/elle (teacher-forced).
+    PRONOUN = "pronoun"  # encoder: the row of "it"/"they"; cross: the decoder row that writes il/elle
+    CUE = "cue"  # encoder: the rows of the deciding word, averaged
+
+
+class ProbeQuery(Enum):
+    """One row kind the probe scores every head on: (attention kind, row).
+
+    ENCODER_PRONOUN: the encoder row of "it"/"they"; ENCODER_CUE: the rows of the deciding word,
+    averaged; CROSS_PRONOUN: the decoder row that writes il/elle (teacher-forced).
     """
 
-    kind: AttentionKind
-    query: str
+    ENCODER_PRONOUN = (AttentionKind.ENCODER, ProbeRow.PRONOUN)
+    ENCODER_CUE = (AttentionKind.ENCODER, ProbeRow.CUE)
+    CROSS_PRONOUN = (AttentionKind.CROSS, ProbeRow.PRONOUN)
+
+    @property
+    def kind(self) -> AttentionKind:
+        return self.value[0]
+
+    @property
+    def query(self) -> ProbeRow:
+        return self.value[1]
 
     def label(self) -> str:
-        return f"{self.kind.value}/{self.query}"
+        """ "encoder/pronoun": how the metrics log and the cards name it."""
+        return f"{self.kind.value}/{self.query.value}"
+
+    @classmethod
+    def of(cls, kind: AttentionKind, row: ProbeRow) -> ProbeQuery | None:
+        """The query reading that row of that kind, if the probe has one."""
+        return next((q for q in cls if q.kind is AttentionKind(kind) and q.query is ProbeRow(row)), None)
 
 
-PROBE_QUERIES = (
-    ProbeQuery(AttentionKind.ENCODER, "pronoun"),
-    ProbeQuery(AttentionKind.ENCODER, "cue"),
-    ProbeQuery(AttentionKind.CROSS, "pronoun"),
-)
+PROBE_QUERIES: tuple[ProbeQuery, ...] = tuple(ProbeQuery)
 
 
 @dataclass
@@ -87,12 +105,12 @@ class ProbeResult:
 
     @staticmethod
     def _listing(scores: dict[ProbeQuery, np.ndarray]) -> list[dict[str, Any]]:
-        return [
-            dict(kind=q.kind.value, query=q.query, layer=layer, head=head, score=round(float(arr[layer, head]), 4))
-            for q, arr in scores.items()
-            for layer in range(arr.shape[0])
-            for head in range(arr.shape[1])
-        ]
+        out = []
+        for q, arr in scores.items():
+            for layer, head in np.ndindex(arr.shape):
+                score = round(float(arr[layer, head]), 4)
+                out.append(dict(kind=q.kind.value, query=q.query.value, layer=layer, head=head, score=score))
+        return out
 
     def to_card(self) -> dict[str, Any]:
         """The card's format: {"n_sentences", "heads": [{kind, query, layer, head, score}], "by_family"}."""
@@ -105,22 +123,33 @@ class ProbeResult:
         }
 
 
-def probe_batches(tokenizer: Tokenizer, examples: list[Example], batch_size: int = 64):
-    """(examples, rows, src, tgt_in) batches of the pronoun examples the probe can read."""
+def probe_batches(
+    tokenizer: Tokenizer, examples: list[Example], batch_size: int = 64, device: torch.device | str = "cpu"
+):
+    """(examples, rows, src, tgt_in, tgt_out) batches of the pronoun examples the probe can read, on device."""
     items = [(ex, probe_rows(tokenizer, ex)) for ex in examples]
     items = [(ex, r) for ex, r in items if r is not None]
     for b in range(0, len(items), batch_size):
         chunk = items[b : b + batch_size]
-        src = pad_batch([tokenizer.source_ids(ex.src) for ex, _ in chunk])
-        targets = [tokenizer.target_ids(ex.tgt) for ex, _ in chunk]
-        tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
+        src, tgt_in, tgt_out = _teacher_forced_batch(tokenizer, [(ex.src, ex.tgt) for ex, _ in chunk], device)
         yield [ex for ex, _ in chunk], [r for _, r in chunk], src, tgt_in, tgt_out
+
+
+def _teacher_forced_batch(
+    tokenizer: Tokenizer, pairs: list[tuple[str, str]], device: torch.device | str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """src (B, S), tgt_in (B, T), tgt_out (B, T) of (source, target) pairs, padded, on device."""
+    targets = [tokenizer.target_ids(t) for _, t in pairs]
+    with torch.device(device):
+        src = pad_batch([tokenizer.source_ids(s) for s, _ in pairs])
+        tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
+    return src, tgt_in, tgt_out
 
 
 def antecedent_wins(row: torch.Tensor, rows: ProbeRows) -> np.ndarray:
     """row (..., S) of weights -> (...) 1.0 where the antecedent's pieces outweigh every other noun's."""
     rival = torch.stack([row[..., o].sum(-1) for o in rows.others]).amax(0)
-    return (row[..., rows.antecedent].sum(-1) > rival).numpy().astype(float)
+    return (row[..., rows.antecedent].sum(-1) > rival).cpu().numpy().astype(float)
 
 
 @torch.no_grad()
@@ -141,15 +170,16 @@ def coreference_probe(
     )
     fam_n: dict[str, int] = defaultdict(int)
     n = 0
-    for exs, rows, src, tgt, _ in probe_batches(tokenizer, examples, batch_size):
+    device = next(model.parameters()).device
+    for exs, rows, src, tgt, _ in probe_batches(tokenizer, examples, batch_size, device):
         att = model(src, tgt, options=options, return_attention=True).attention
         enc = torch.stack(att.encoder, 1)  # (B, L, H, S, S)
         cross = torch.stack(att.cross, 1)  # (B, L, H, T, S)
         for i, (ex, r) in enumerate(zip(exs, rows)):
             read = {
-                PROBE_QUERIES[0]: enc[i, :, :, r.pronoun_row],  # (L, H, S)
-                PROBE_QUERIES[1]: enc[i, :, :, r.cue_rows].mean(2),
-                PROBE_QUERIES[2]: cross[i, :, :, r.cross_row],
+                ProbeQuery.ENCODER_PRONOUN: enc[i, :, :, r.pronoun_row],  # (L, H, S)
+                ProbeQuery.ENCODER_CUE: enc[i, :, :, r.cue_rows].mean(2),
+                ProbeQuery.CROSS_PRONOUN: cross[i, :, :, r.cross_row],
             }
             n += 1
             fam_n[ex.family] += 1
@@ -194,15 +224,13 @@ def teacher_forced_loss(
 ) -> float:
     """Mean cross-entropy per target token (no label smoothing) with teacher forcing."""
     require_eval(model)
+    device, pad_id = next(model.parameters()).device, model.config.pad_id
     total, count = 0.0, 0
     for b in range(0, len(pairs), batch_size):
-        chunk = pairs[b : b + batch_size]
-        src = pad_batch([tokenizer.source_ids(s) for s, _ in chunk])
-        targets = [tokenizer.target_ids(t) for _, t in chunk]
-        tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
+        src, tgt_in, tgt_out = _teacher_forced_batch(tokenizer, pairs[b : b + batch_size], device)
         logits = model(src, tgt_in, options=options).logits
-        total += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum"))
-        count += int((tgt_out != PAD_ID).sum())
+        total += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id, reduction="sum"))
+        count += int((tgt_out != pad_id).sum())
     return total / max(count, 1)
 
 

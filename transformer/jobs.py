@@ -9,8 +9,9 @@ restart and the picker does not list them:
     <root>/.training/<name>.tsv    an uploaded corpus
 
 The process holds the lock itself, so "is a job running?" has one answer for every session
-and after a restart; it reacts to SIGTERM by stopping after the current step and keeping
-what was saved (snapshots and the resume checkpoint).
+and after a restart; :func:`running` tests the lock without taking it, so asking never makes
+a job that starts at that moment fail. The process reacts to SIGTERM by stopping after the
+current step and keeping what was saved (snapshots and the resume checkpoint).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from .corpus import CorpusFormatError, decode_tsv, parse_tsv
 from .layout import CONFIG_FILE, METRICS_FILE, REPO_ROOT, RESUME_DIR, check_name, snapshots
-from .train import RunLock
+from .training.lock import is_locked
+from .training.metrics import read_metrics
 
 JOB_DIR = ".training"
 MAX_TSV_BYTES = 5 * 2**20
@@ -49,10 +52,20 @@ class Job:
     total_steps: int
 
 
+class JobState(StrEnum):
+    """Where the last job stands; the catalogue's train.state.<value> says it in words."""
+
+    STARTING = "starting"  # launched less than a few seconds ago, the lock not yet taken
+    RUNNING = "running"  # its process holds the lock
+    FINISHED = "finished"  # the final checkpoint is written
+    STOPPED = "stopped"  # ended early, with a resume checkpoint or snapshots kept
+    FAILED = "failed"  # ended without writing anything (its log tail says why)
+
+
 @dataclass
 class JobStatus:
     job: Job
-    state: str  # running | finished | stopped | failed
+    state: JobState
     step: int
     total_steps: int
     elapsed_s: float
@@ -75,9 +88,8 @@ def lock_path(root: Path) -> Path:
 
 
 def running(root: Path) -> bool:
-    """True while a training process holds this root's job lock."""
-    path = lock_path(root)
-    return path.exists() and RunLock(path.parent, path.name).held_elsewhere()
+    """True while a training process holds this root's job lock (tested, never taken)."""
+    return is_locked(lock_path(root))
 
 
 def validate_tsv(data: bytes, max_bytes: int = MAX_TSV_BYTES, max_errors: int = 20) -> tuple[int, list[str]]:
@@ -139,45 +151,32 @@ def last_job(root: Path) -> Job | None:
         return None
 
 
-def _records(path: Path) -> tuple[list[dict], list[dict]]:
-    steps, probes = [], []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return steps, probes
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a line being written right now
-        (probes if "probe" in record else steps).append(record)
-    return steps, probes
-
-
 def status(root: Path) -> JobStatus | None:
     """The state of the last job started under root, read from its files (any session, after a restart)."""
     job = last_job(root)
     if job is None:
         return None
     out = Path(job.out)
-    steps, probes = _records(out / METRICS_FILE)
+    log = read_metrics(out / METRICS_FILE)
     try:
         log_tail = (job_dir(root) / f"{job.name}.log").read_text(encoding="utf-8", errors="replace")[-2000:]
     except OSError:
         log_tail = ""
     if running(root):
-        state = "running"
+        state = JobState.RUNNING
     elif (out / CONFIG_FILE).exists():
-        state = "finished"
+        state = JobState.FINISHED
     elif (out / RESUME_DIR).exists() or snapshots(out):
-        state = "stopped"
+        state = JobState.STOPPED
+    elif time.time() - job.started < 5 and _alive(job.pid):
+        state = JobState.STARTING
     else:
-        state = "starting" if time.time() - job.started < 5 and _alive(job.pid) else "failed"
-    last = steps[-1] if steps else {}
+        state = JobState.FAILED
+    last = log.steps[-1] if log.steps else {}
     step, elapsed = int(last.get("step", 0)), float(last.get("elapsed_s", 0.0))
     total = int(last.get("total_steps", job.total_steps))
-    eta = elapsed / step * (total - step) if step and state == "running" else None
-    return JobStatus(job, state, step, total, elapsed, eta, steps, probes, log_tail)
+    eta = elapsed / step * (total - step) if step and state is JobState.RUNNING else None
+    return JobStatus(job, state, step, total, elapsed, eta, log.steps, log.probes, log_tail)
 
 
 def _alive(pid: int) -> bool:

@@ -1,0 +1,285 @@
+"""The loop (§5): Adam with the warm-up schedule, label smoothing, token-sized batches, snapshots.
+
+:class:`Trainer` trains into a folder and reports through callbacks (never prints). Under
+``torchrun`` the same code trains with DistributedDataParallel (NCCL on GPUs, gloo on CPUs). A
+run uses the GPU when there is one and never leaves the caller's global RNG changed (it runs
+inside ``torch.random.fork_rng``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import shutil
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from ..checkpoint import load_checkpoint, read_safetensors, save_checkpoint
+from ..config import TransformerConfig
+from ..layout import OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
+from ..model import Transformer
+from ..options import CallOptions
+from ..tokenizer import Tokenizer
+from ..vocabulary import Vocabulary, training_vocabulary
+from .alignment import alignment_loss
+from .callbacks import CheckpointKind, TrainCallback, TrainEvent
+from .data import BatchStream, TrainingData, load_training_examples, source_target
+from .lock import RunLock, TrainingError
+from .optimizer import load_optimizer_state, optimizer_state
+from .presets import TrainConfig
+
+
+def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
+    """lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) (§5.3)."""
+    step = max(step, 1)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one optimisation step measured."""
+
+    loss: float  # the loss optimised (label-smoothed cross-entropy, plus the alignment term if any)
+    grad_norm: float  # before clipping
+    accuracy: float  # share of target tokens predicted right (teacher forcing)
+    n_tokens: int  # target tokens in the batch (padding excluded)
+
+
+class Trainer:
+    """Trains a Transformer into ``out`` and reports through callbacks.
+
+    Args:
+        config: the run's settings.
+        out: the checkpoint directory to write (final model), with ``last/``,
+            ``snapshots/`` and ``metrics.jsonl`` inside.
+        callbacks: progress listeners.
+        overwrite: replace an existing final checkpoint in ``out``.
+        stop_event: set it from another thread to stop after the current step.
+
+    The model, tokenizer, data and optimizer exist (are not None) from the start of :meth:`train`,
+    which builds or resumes them under the folder's lock.
+    """
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        out: str | Path,
+        callbacks: Sequence[TrainCallback] = (),
+        *,
+        overwrite: bool = False,
+        stop_event: threading.Event | None = None,
+    ) -> None:
+        self.config = config
+        self.out = Path(out)
+        self.callbacks = list(callbacks)
+        self.overwrite = overwrite
+        self.stop_event = stop_event or threading.Event()
+        self.step = 0
+        world_size = int(os.environ.get("WORLD_SIZE", "1"))
+        self.distributed = dist.is_available() and world_size > 1
+        self.rank = int(os.environ.get("RANK", "0")) if self.distributed else 0
+        self.world_size = world_size if self.distributed else 1
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        self.device = torch.device(f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu")
+        self.options = CallOptions(look_ahead_mask=config.look_ahead_mask)
+        # built by train() (_prepare), under the folder's lock
+        self.model: Transformer | None = None
+        self.train_model: torch.nn.Module | None = None  # the model, or its DistributedDataParallel wrapper
+        self.tokenizer: Tokenizer | None = None
+        self.vocabulary: Vocabulary | None = None
+        self.data: TrainingData | None = None
+        self.batches: BatchStream | None = None
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.resume_state: dict[str, Any] = {}
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def lr(self, step: int) -> float:
+        return noam_lr(step, self.model.config.d_model, self.config.warmup_steps, self.config.lr_factor)
+
+    # ------------------------------------------------------------ setup
+    def _prepare(self) -> None:
+        cfg = self.config
+        resume = self.out / RESUME_DIR
+        if (self.out / "config.json").exists() and not self.overwrite:
+            raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
+        examples = load_training_examples(cfg)
+        self.vocabulary = training_vocabulary(examples)
+        saved_optimizer = None
+        if resume.exists() and not self.overwrite:
+            ckpt = load_checkpoint(resume)
+            self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
+            self.resume_state = ckpt.extra_json.get(TRAINER_STATE, {})
+            self.step = int(self.resume_state.get("step", 0))
+            if (resume / OPTIMIZER_FILE).exists():
+                saved_optimizer = read_safetensors(resume / OPTIMIZER_FILE)
+        else:
+            torch.manual_seed(cfg.seed)
+            pairs = (source_target(ex) for ex in examples)
+            self.tokenizer = Tokenizer.train((s for pair in pairs for s in pair), vocab_size=cfg.vocab_size)
+            model_cfg = TransformerConfig.preset(
+                cfg.model_preset, vocab_size=self.tokenizer.vocab_size, **cfg.model_overrides
+            )
+            self.model = Transformer(model_cfg)
+        self.model.to(self.device).train()
+        self.data = TrainingData(examples, self.tokenizer, cfg, self.rank, self.world_size)
+        self.batches = BatchStream(self.data)
+        self.batches.restore(self.resume_state)
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=0.0, betas=cfg.betas, eps=cfg.eps)
+        if saved_optimizer is not None:
+            load_optimizer_state(self.model, self.optimizer, saved_optimizer, self.device)
+        self.train_model = self.model
+        if self.distributed:
+            from torch.nn.parallel import DistributedDataParallel
+
+            self.train_model = DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
+
+    def card(self, wall_time: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {
+            "trained_by": "python -m transformer train",
+            "train_config": self.config.to_dict(),
+            "step": self.step,
+            "wall_time_s": round(wall_time, 1),
+            "world_size": self.world_size,
+            "device": self.device.type,
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "n_train_pairs": len(self.data),
+            "parameters": self.model.num_parameters(),
+            "vocabulary": self.vocabulary.to_card(),
+            **(extra or {}),
+        }
+
+    def _save(self, kind: CheckpointKind, wall: float, extra: dict[str, Any] | None = None) -> None:
+        """Write a checkpoint of one kind (the resume one with the optimizer and the loop state) and tell
+        the callbacks. Only the main rank writes."""
+        if not self.is_main:
+            return
+        if kind is CheckpointKind.FINAL:
+            self.model.eval()
+            save_checkpoint(
+                self.out, self.model, self.tokenizer, self.card(wall, extra), overwrite=True, keep_other_files=True
+            )
+            shutil.rmtree(self.out / RESUME_DIR, ignore_errors=True)
+            path = self.out
+        else:
+            resume = kind is CheckpointKind.RESUME
+            path = self.out / RESUME_DIR if resume else snapshot_dir(self.out, self.step)
+            save_checkpoint(
+                path,
+                self.model,
+                self.tokenizer,
+                self.card(wall),
+                overwrite=True,
+                extra_tensors={OPTIMIZER_FILE: optimizer_state(self.model, self.optimizer)} if resume else None,
+                extra_json={TRAINER_STATE: self._loop_state(wall)} if resume else None,
+            )
+        for cb in self.callbacks:
+            cb.on_checkpoint(self.step, path, kind)
+
+    def _loop_state(self, wall: float) -> dict[str, Any]:
+        """Where the data loop stands, so a resumed run continues with the very next batch."""
+        return {"step": self.step, "wall_time_s": wall, **self.batches.state()}
+
+    # ------------------------------------------------------------ loop
+    def train(self) -> dict[str, Any]:
+        """Run to config.steps (resuming if out/last exists); returns a summary."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        with RunLock(self.out) if self.is_main else contextlib.nullcontext(), torch.random.fork_rng(devices=[]):
+            return self._train()
+
+    def train_step(self, idx: list[int]) -> StepResult:
+        """One optimisation step on the pairs idx."""
+        cfg = self.config
+        pad_id = self.model.config.pad_id
+        src, tgt_in, tgt_out = self.data.collate(idx, self.device, pad_id)
+        supervise = cfg.align_pronoun > 0
+        out = self.train_model(src, tgt_in, options=self.options, return_attention=supervise)
+        logits = out.logits  # (B, T, vocab)
+        loss = F.cross_entropy(
+            logits.reshape(-1, logits.size(-1)),
+            tgt_out.reshape(-1),
+            ignore_index=pad_id,
+            label_smoothing=cfg.label_smoothing,
+        )
+        if supervise:
+            extra = alignment_loss(out.attention.cross, [self.data.alignments[i] for i in idx])
+            if extra is not None:
+                loss = loss + cfg.align_pronoun * extra
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip_norm))
+        self.optimizer.step()
+        real = tgt_out != pad_id
+        n_tokens = int(real.sum())
+        accuracy = float(((logits.argmax(-1) == tgt_out) & real).sum()) / max(n_tokens, 1)
+        return StepResult(loss.item(), grad_norm, accuracy, n_tokens)
+
+    def _train(self) -> dict[str, Any]:
+        cfg = self.config
+        self._prepare()
+        for cb in self.callbacks:
+            cb.on_start(self)
+        start = time.perf_counter() - float(self.resume_state.get("wall_time_s", 0.0))
+        if self.step == 0 and 0 in cfg.snapshot_steps:
+            self._save(CheckpointKind.SNAPSHOT, 0.0)
+        tokens_seen, rate_t0 = 0, time.perf_counter()
+        while self.step < cfg.steps and not self.stop_event.is_set():
+            idx = self.batches.next()
+            self.step += 1
+            lr = self.lr(self.step)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            result = self.train_step(idx)
+            tokens_seen += result.n_tokens
+            now = time.perf_counter()
+            if not math.isfinite(result.loss):
+                raise TrainingError(f"loss became {result.loss} at step {self.step}; lower --lr-factor")
+            event = TrainEvent(
+                self.step,
+                cfg.steps,
+                result.loss,
+                lr,
+                tokens_seen / max(now - rate_t0, 1e-9),
+                now - start,
+                result.grad_norm,
+                result.accuracy,
+            )
+            for cb in self.callbacks:
+                cb.on_step(event)
+            if self.step in cfg.snapshot_steps:
+                self._save(CheckpointKind.SNAPSHOT, now - start)
+            if self.step % cfg.checkpoint_every == 0 and self.step < cfg.steps:
+                self._save(CheckpointKind.RESUME, now - start)
+        wall = time.perf_counter() - start
+        summary: dict[str, Any] = {"step": self.step, "wall_time_s": wall, "stopped": self.stop_event.is_set()}
+        if self.distributed:
+            summary["replicas_equal"] = self._replicas_equal()
+        if self.step >= cfg.steps:
+            ddp = {"replicas_equal": summary["replicas_equal"]} if "replicas_equal" in summary else {}
+            self._save(CheckpointKind.FINAL, wall, ddp)
+        else:
+            self._save(CheckpointKind.RESUME, wall)
+        for cb in self.callbacks:
+            cb.on_end(self, summary)
+        return summary
+
+    def _replicas_equal(self) -> bool:
+        """All-gather every rank's parameters and compare them exactly."""
+        flat = torch.cat([p.detach().reshape(-1) for p in self.model.parameters()])
+        gathered = [torch.empty_like(flat) for _ in range(self.world_size)]
+        dist.all_gather(gathered, flat)
+        return all(torch.equal(gathered[0], g) for g in gathered[1:])

@@ -1,0 +1,115 @@
+"""Training settings: :class:`TrainConfig` and the named presets every shipped checkpoint was trained with.
+
+A new preset goes into ``PRESETS``; ``python -m transformer train --preset NAME`` and the app's
+training page list it from there. No torch here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..corpus import CorpusSpec
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything a training run needs; ``PRESETS`` name the common ones."""
+
+    model_preset: str = "small"
+    model_overrides: dict[str, Any] = field(default_factory=dict)
+    corpus: CorpusSpec = CorpusSpec()
+    data_file: str | None = None  # bring your own source<TAB>target corpus instead
+    # committed real-text corpora (transformer/corpus/data/NAME.tsv.gz) whose training split (by page)
+    # joins the corpus above, e.g. ("libreoffice", "handbook")
+    real_data: tuple[str, ...] = ()
+    vocab_size: int = 1000
+    steps: int = 3000
+    batch_tokens: int = 4000  # target tokens per batch (padding included)
+    lr_factor: float = 1.0
+    warmup_steps: int = 400
+    betas: tuple[float, float] = (0.9, 0.98)
+    eps: float = 1e-9
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    seed: int = 0
+    snapshot_steps: tuple[int, ...] = (0, 100, 300, 1000)
+    checkpoint_every: int = 250
+    max_len: int = 64  # longest training sentence, in pieces
+    # Off only to show why the mask exists: the decoder then sees the token it must predict.
+    look_ahead_mask: bool = True
+    # > 0: a loss that pulls every cross-attention head's row writing il/elle onto "it"/"they", and the
+    # row writing the connective (parce que / puisque / car) onto the English one (word alignment,
+    # Garg et al. 2019), so that only the encoder can resolve the reference.
+    align_pronoun: float = 0.0
+    align_connective: bool = True  # with align_pronoun: also the connective's row (off: the pronoun's row alone)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+COREF = TrainConfig(  # the shipped checkpoint (checkpoints/coref-en-fr)
+    model_preset="small",
+    model_overrides=dict(n_encoder_layers=3, n_decoder_layers=2),
+    corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2),
+    steps=2000,
+    batch_tokens=3000,
+    lr_factor=0.5,
+    snapshot_steps=(0, 100, 300, 600, 1000, 1400),
+)
+LEAK_MASKED = TrainConfig(
+    model_preset="small",
+    model_overrides=dict(n_encoder_layers=2, n_decoder_layers=2, d_model=64, d_ff=256),
+    corpus=CorpusSpec(n_examples=20000, both_share=0.0, number_share=0.3),
+    vocab_size=600,
+    steps=1100,
+    batch_tokens=2000,
+    warmup_steps=200,
+    label_smoothing=0.0,  # so that the loss can show the copying: it has no floor to hide behind
+    snapshot_steps=(),
+)
+
+REAL_COREF = TrainConfig(  # checkpoints/real-coref: real parallel text plus the coreference corpus
+    model_preset="small",
+    model_overrides=dict(d_model=256, d_ff=1024, n_heads=4, n_encoder_layers=3, n_decoder_layers=3),
+    corpus=CorpusSpec(n_examples=40000, both_share=0.5, number_share=0.2, variant_share=0.4),
+    real_data=("libreoffice", "handbook"),
+    vocab_size=8000,
+    steps=1500,
+    batch_tokens=4000,
+    lr_factor=0.7,
+    warmup_steps=400,
+    snapshot_steps=(0, 500, 1000),
+    checkpoint_every=100,
+)
+
+PRESETS: dict[str, TrainConfig] = {
+    # The shipped checkpoint (checkpoints/coref-en-fr).
+    "coref": COREF,
+    # checkpoints/coref-en-fr-encoder: a model whose encoder resolves "it". One decoder layer, and every
+    # cross-attention head's rows that write il/elle and the connective pulled onto their English words,
+    # leave the encoder as the only place where the antecedent can be found (see its README).
+    "coref-encoder": dataclasses.replace(
+        COREF, model_overrides=dict(n_encoder_layers=3, n_decoder_layers=1), seed=1, align_pronoun=1.0
+    ),
+    # Twins that show why the decoder's look-ahead mask exists (checkpoints/leak-*): the same run with
+    # and without the mask. Without it the decoder sees the token it must predict and copies it.
+    "leak-masked": LEAK_MASKED,
+    "leak-no-mask": dataclasses.replace(LEAK_MASKED, look_ahead_mask=False),
+    # checkpoints/real-coref: LibreOffice help and the Debian handbook (transformer/corpus/data/), mixed with
+    # the coreference corpus and its typed variants; one joint sentencepiece vocabulary (see its README).
+    "real-coref": REAL_COREF,
+    # Under a minute on two cores: small enough for a demo in class (tests shorten it further).
+    "tiny": TrainConfig(
+        model_preset="tiny",
+        corpus=CorpusSpec(n_examples=6000, n_test=100),
+        vocab_size=300,
+        steps=2000,
+        batch_tokens=1000,
+        warmup_steps=100,
+        lr_factor=2.0,
+        snapshot_steps=(0, 10, 100, 300, 1000),
+        checkpoint_every=50,
+    ),
+}

@@ -41,8 +41,7 @@ FIGURES = {"q", "K", "V", "scores", "scaled", "masked", "weights", "head", "head
 
 def model_inputs(ckpt: Checkpoint, a: Analysis) -> tuple[list[int], list[int]]:
     """The encoder's input and the decoder's (teacher-forced on the model's own translation), as ids."""
-    src = ckpt.tokenizer.source_ids(a.text, ckpt.config.max_len)
-    return src, [ckpt.tokenizer.sp.piece_to_id(p) for p in a.target_pieces]
+    return list(a.source_ids), list(a.decoder_ids)
 
 
 def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
@@ -63,10 +62,7 @@ def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
     choice, query = pick_head_and_query("steps_query", subj, ckpt, a, tr)
     src, dec = model_inputs(ckpt, a)
     w = cache.memo(
-        "walkthrough",
-        subj.path,
-        (a.text, tuple(dec), choice.kind, choice.layer, choice.head, query),
-        lambda c: walkthrough(c.model, src, dec, choice.kind, choice.layer, choice.head, query, a.labels(choice.kind)),
+        walkthrough, ckpt.model, src, dec, choice.kind, choice.layer, choice.head, query, a.labels(choice.kind)
     )
     token = query_rows(a, choice.kind)[0][query]
     st.markdown(tr(f"steps.where.{choice.kind.value}", token=token, d_k=w.d_k, d_model=ckpt.config.d_model))
@@ -113,7 +109,7 @@ def scaling_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
     st.caption(tr("scaling.random_note", n_keys=exp.n_keys))
     st.subheader(tr("scaling.model_title"))
     src, dec = model_inputs(ckpt, a)
-    stats = cache.memo("model_scaling", subj.path, (a.text, tuple(dec)), lambda c: model_scaling(c.model, src, dec))
+    stats = cache.memo(model_scaling, ckpt.model, src, dec)
     table(
         [
             {
@@ -128,6 +124,7 @@ def scaling_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
             for s in stats
         ],
         "scaling_model",
+        tr,
     )
     st.caption(tr("scaling.model_note", d_k=ckpt.config.d_k))
 

@@ -163,7 +163,7 @@ def replay_tab(ctx: Context, tr: Translator) -> None:
         ss["replay_origin"], ss["replay_step"] = origin, start
     ensure_choice("replay_step", steps, start)
     step = st.select_slider(tr("explorer.replay.step"), steps, key="replay_step") if T > 1 else 1
-    layer_default = default_head(ctx.checkpoint, AttentionKind.CROSS)[0]
+    layer_default = default_head(ctx.checkpoint, AttentionKind.CROSS).layer
     ensure_choice("replay_layer", range(a.cross.shape[0]), layer_default)
     layer = st.selectbox(tr("common.layer"), range(a.cross.shape[0]), key="replay_layer")
     st.caption(tr("explorer.replay.so_far"))

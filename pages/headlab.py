@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
-import pandas as pd
 import streamlit as st
-import torch
 
 from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, Subject, open_page, translator
+from pages._ui.session import PICK, Subject, open_page
 from pages._ui.views import HeadView
 from pages._ui.widgets import (
     check,
@@ -18,18 +18,32 @@ from pages._ui.widgets import (
     ensure_choice,
     head_picker,
     lazy_tabs,
+    open_tab,
     plot,
+    set_head,
     show_view,
     table,
     token_picker,
 )
 from pages.arithmetic import model_inputs
 from transformer.analysis import Analysis
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 from transformer.corpus import CorpusSpec, generate_test
 from transformer.evaluate import PROBE_QUERIES, coreference_probe
-from transformer.inspection.headlab import probe_set, rank_heads, set_statistics
+from transformer.inspection.card import has_probe_set
+from transformer.inspection.headlab import (
+    bystanders,
+    head_map,
+    measure,
+    probe_ranking,
+    probe_set,
+    pronoun_query,
+    pronoun_scores,
+    rank_heads,
+    set_statistics,
+    statistics_rows,
+)
 from transformer.inspection.heads import STATISTICS, head_statistics, rollout
 from transformer.layout import snapshots
 from transformer.options import CallOptions, HeadMask
@@ -39,28 +53,26 @@ PROBE_N = 300
 KINDS = list(AttentionKind)
 
 
-def has_probe_set(ckpt: Checkpoint) -> bool:
-    train = ckpt.card.get("train_config") if isinstance(ckpt.card, dict) else None
-    return not (isinstance(train, dict) and train.get("data_file"))
+def _probe_set(ckpt: Checkpoint):
+    return probe_set(ckpt.tokenizer, generate_test(CorpusSpec.from_card(ckpt.card)), PROBE_N)
+
+
+def _examples(ckpt: Checkpoint):
+    return generate_test(CorpusSpec.from_card(ckpt.card))[:PROBE_N]
 
 
 def the_probe_set(subj: Subject):
-    return cache.memo(
-        "probe_set",
-        subj.path,
-        PROBE_N,
-        lambda c: probe_set(c.tokenizer, generate_test(CorpusSpec.from_card(c.card)), PROBE_N),
-    )
+    return cache.memo(_probe_set, cache.checkpoint(subj.path))
 
 
-def head_label(kind: AttentionKind, layer: int, head: int, tr: Translator) -> str:
-    return f"{tr(f'kind.short.{AttentionKind(kind).value}')} L{layer} H{head}"
+def head_label(head: HeadId, tr: Translator) -> str:
+    return f"{tr(f'kind.short.{head.kind.value}')} L{head.layer} H{head.head}"
 
 
 def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("lab.statistics_intro"))
     scope = choice_radio(tr("lab.scope"), ("sentence", "probe_set"), "lab_scope", "lab.scope", tr)
-    if scope == "probe_set" and not has_probe_set(ckpt):
+    if scope == "probe_set" and not has_probe_set(ckpt.card):
         st.info(tr("lab.no_probe_set"))
         scope = "sentence"
     if scope == "sentence":
@@ -68,32 +80,18 @@ def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
         coref = None
     else:
         ps = the_probe_set(subj)
-        stats = cache.memo("set_statistics", subj.path, PROBE_N, lambda c: set_statistics(c.model, ps))
-        coref = _probe(subj)
-    rows = []
-    for kind in KINDS:
-        L, H = stats[kind]["entropy"].shape
-        for layer in range(L):
-            for head in range(H):
-                row = {"kind": kind.value, "layer": layer, "head": head}
-                for name in STATISTICS:
-                    value = stats[kind][name][layer, head]
-                    row[name] = None if np.isnan(value) else round(float(value), 4)
-                if coref is not None and kind is not AttentionKind.DECODER:
-                    q = next(q for q in PROBE_QUERIES if q.kind is kind and q.query == "pronoun")
-                    row["coreference"] = round(float(coref.scores[q][layer, head]), 4)
-                rows.append(row)
-    frame = pd.DataFrame(rows).rename(columns=lambda c: tr(f"lab.stat.{c}"))
-    with st.container(key="lab_stats_table"):
-        st.dataframe(frame, hide_index=True)
-    st.download_button(
-        tr("common.csv"),
-        frame.to_csv(index=False),
-        "head_statistics.csv",
-        "text/csv",
-        key="lab_stats_csv",
-        on_click="ignore",
-    )
+        stats = cache.memo(set_statistics, ckpt.model, ps)
+        coref = pronoun_scores(_probe(subj))
+    rows = [
+        {
+            tr("lab.stat.kind"): tr(f"kind.short.{head.kind.value}"),
+            tr("lab.stat.layer"): head.layer,
+            tr("lab.stat.head"): head.head,
+            **{tr(f"lab.stat.{name}"): None if v is None else round(v, 4) for name, v in values.items()},
+        }
+        for head, values in statistics_rows(stats, coref)
+    ]
+    table(rows, "lab_stats_table", tr, "head_statistics")
     c1, c2 = st.columns(2)
     kind = c1.selectbox(tr("common.attention"), KINDS, format_func=lambda k: tr(f"kind.{k.value}"), key="lab_stat_kind")
     names = [n for n in STATISTICS if not np.isnan(stats[kind][n]).all()]
@@ -116,23 +114,25 @@ def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
     plot(fig, "lab_grid")
 
 
-def _probe(subj: Subject):
-    ps_examples = cache.memo(
-        "probe_examples", subj.path, PROBE_N, lambda c: generate_test(CorpusSpec.from_card(c.card))[:PROBE_N]
-    )
-    return cache.memo("probe", subj.path, PROBE_N, lambda c: coreference_probe(c.model, c.tokenizer, ps_examples))
+def _probe_examples(subj: Subject):
+    return cache.memo(_examples, cache.checkpoint(subj.path))
 
 
-def _open_in_explorer(kind: str, layer: int, head: int) -> None:
-    ss = st.session_state
-    ss[f"{PICK}_kind"], ss[f"{PICK}_layer"], ss[f"{PICK}_head"] = AttentionKind(kind), layer, head
-    ss[f"{PICK}_origin"] = None  # keep the chosen head, not the checkpoint's default
-    ss["explorer_tab"] = translator()("explorer.tab.overview")
-    ss["_goto"] = "explorer"
+def _probe(subj: Subject, path: str | None = None):
+    """The coreference probe of the subject's checkpoint (or of a snapshot at path) on the subject's probe set."""
+    examples = _probe_examples(subj)
+    c = cache.checkpoint(path or subj.path)
+    return cache.memo(coreference_probe, c.model, c.tokenizer, examples)
+
+
+def _open_in_explorer(head: HeadId, checkpoint: str) -> None:
+    set_head(PICK, head, checkpoint)
+    open_tab("explorer_tab", "overview")
+    st.session_state["_goto"] = "explorer"
 
 
 def probe_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
-    if not has_probe_set(ckpt):
+    if not has_probe_set(ckpt.card):
         st.info(tr("lab.no_probe_set"))
         return
     st.markdown(tr("lab.probe_intro", n=PROBE_N))
@@ -140,39 +140,29 @@ def probe_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     cols = st.columns(len(PROBE_QUERIES))
     for col, q in zip(cols, PROBE_QUERIES):
         with col:
-            arr = probe.scores[q]
-            ranked = sorted(
-                ((float(arr[l_, h]), l_, h) for l_ in range(arr.shape[0]) for h in range(arr.shape[1])), reverse=True
-            )
+            ranked = probe_ranking(probe, q)
             st.markdown(f"**{tr(f'lab.query.{q.kind.value}_{q.query}')}**")
-            labels = [f"L{l_} H{h}" for _, l_, h in ranked]
+            labels = [f"L{h.layer} H{h.head}" for h, _ in ranked]
             fig = figures.bar_chart(
-                labels, [s for s, _, _ in ranked], tr, "", value_title=tr("lab.probe_axis"), highlight=0
+                labels, [s for _, s in ranked], tr, "", value_title=tr("lab.probe_axis"), highlight=0
             )
             plot(fig, f"lab_probe_{q.kind.value}_{q.query}")
-            score, layer, head = ranked[0]
+            best = ranked[0][0]
             st.button(
-                tr("lab.open_explorer", head=f"L{layer} H{head}"),
+                tr("lab.open_explorer", head=f"L{best.layer} H{best.head}"),
                 key=f"lab_open_{q.kind.value}_{q.query}",
                 on_click=_open_in_explorer,
-                args=(q.kind.value, layer, head),
+                args=(best, subj.path),
             )
 
 
 def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("lab.ablation_intro"))
     cfg = ckpt.config
-    all_heads = [
-        (kind.value, layer, head)
-        for kind in KINDS
-        for layer in range(cfg.n_encoder_layers if kind.in_encoder else cfg.n_decoder_layers)
-        for head in range(cfg.n_heads)
-    ]
-    st.session_state.setdefault("lab_off", [])
-    st.session_state["lab_off"] = [h for h in st.session_state["lab_off"] if tuple(h) in set(all_heads)]
-    off = st.multiselect(
-        tr("lab.switch_off"), all_heads, key="lab_off", format_func=lambda h: head_label(h[0], h[1], h[2], tr)
-    )
+    all_heads = HeadId.all(cfg)
+    ss = st.session_state
+    ss["lab_off"] = [h for h in ss.get("lab_off", []) if h in all_heads]
+    off = st.multiselect(tr("lab.switch_off"), all_heads, key="lab_off", format_func=lambda h: head_label(h, tr))
     options = CallOptions(head_mask=HeadMask.without(cfg, off)) if off else CallOptions()
     ablated = cache.analysis(subj.path, a.text, subj.beam, options)
     c1, c2 = st.columns(2)
@@ -181,46 +171,34 @@ def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     c2.caption(tr("lab.translation_off", n=len(off)))
     with c2.container(key="lab_ablated_translation"):
         st.text(ablated.translation)
-    if not has_probe_set(ckpt):
+    if not has_probe_set(ckpt.card):
         st.info(tr("lab.no_probe_set"))
         return
     ps = the_probe_set(subj)
-    from transformer.inspection.headlab import measure
-
-    base = cache.memo("measure", subj.path, (PROBE_N, None), lambda c: measure(c.model, ps))
-    now = cache.memo("measure", subj.path, (PROBE_N, options), lambda c: measure(c.model, ps, options))
+    base = cache.memo(measure, ckpt.model, ps)
+    now = cache.memo(measure, ckpt.model, ps, options)
     m1, m2 = st.columns(2)
     with m1.container(key="lab_accuracy"):
         st.metric(tr("lab.accuracy", n=ps.n), f"{now.accuracy:.1%}", f"{now.accuracy - base.accuracy:+.1%}")
     with m2.container(key="lab_loss"):
         st.metric(tr("lab.loss"), f"{now.loss:.4f}", f"{now.loss - base.loss:+.4f}", delta_color="inverse")
     st.subheader(tr("lab.ranking_title"))
-    base, effects = cache.memo("rank_heads", subj.path, PROBE_N, lambda c: rank_heads(c.model, ps))
-    probe = _probe(subj)
-    score = {}
-    for q in PROBE_QUERIES:
-        if q.query == "pronoun":
-            arr = probe.scores[q]
-            score.update(
-                {(q.kind, l_, h): float(arr[l_, h]) for l_ in range(arr.shape[0]) for h in range(arr.shape[1])}
-            )
-    rows, bystanders = [], []
-    for e in effects:
-        s = score.get((e.kind, e.layer, e.head))
-        rows.append(
-            {
-                tr("lab.col_head"): head_label(e.kind, e.layer, e.head, tr),
-                tr("lab.col_accuracy_drop"): round(e.accuracy_drop, 4),
-                tr("lab.col_loss_rise"): round(e.loss_rise, 4),
-                tr("lab.col_probe"): None if s is None else round(s, 3),
-            }
-        )
-        if s is not None and s >= 0.8 and abs(e.accuracy_drop) < 0.005:
-            bystanders.append(head_label(e.kind, e.layer, e.head, tr))
-    table(rows, "lab_ranking")
+    base, effects = cache.memo(rank_heads, ckpt.model, ps)
+    scores = pronoun_scores(_probe(subj))
+    rows = [
+        {
+            tr("lab.col_head"): head_label(e.head, tr),
+            tr("lab.col_accuracy_drop"): round(e.accuracy_drop, 4),
+            tr("lab.col_loss_rise"): round(e.loss_rise, 4),
+            tr("lab.col_probe"): round(scores[e.head], 3) if e.head in scores else None,
+        }
+        for e in effects
+    ]
+    table(rows, "lab_ranking", tr)
+    found = bystanders(effects, scores)
     with st.container(key="lab_bystanders"):
-        if bystanders:
-            st.warning(tr("lab.bystanders", heads=", ".join(bystanders)))
+        if found:
+            st.warning(tr("lab.bystanders", heads=", ".join(head_label(h, tr) for h in found)))
         else:
             st.info(tr("lab.no_bystanders"))
     st.caption(tr("lab.caveat"))
@@ -249,18 +227,8 @@ def rollout_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
     st.caption(tr("lab.rollout_caveat"))
 
 
-@torch.inference_mode()
-def _snapshot_map(ckpt: Checkpoint, src: list[int], dec: list[int], kind: AttentionKind, layer: int, head: int):
-    """One head of a snapshot, teacher-forced on the final model's translation (the same rows at every step)."""
-    att = ckpt.model(torch.tensor([src]), torch.tensor([dec]), return_attention=True).attention
-    return att.of(kind)[layer][0, head].numpy()
-
-
 def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
-    from pathlib import Path
-
-    run = Path(subj.path)
-    snaps = snapshots(run)
+    snaps = snapshots(Path(subj.path))
     if not snaps:
         st.info(tr("lab.no_snapshots"))
         return
@@ -273,30 +241,21 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     )
     src, dec = model_inputs(ckpt, a)
     if step is None:
-        show_view(HeadView(choice.kind, choice.layer, choice.head), _ctx(subj, ckpt, a), tr, "lab_snapshot_map")
+        show_view(HeadView(*choice), _ctx(subj, ckpt, a), tr, "lab_snapshot_map")
     else:
         path = str(dict(snaps)[step])
-        key = (a.text, choice.kind, choice.layer, choice.head)
-        grid = cache.memo(
-            "snapshot_map", path, key, lambda c: _snapshot_map(c, src, dec, choice.kind, choice.layer, choice.head)
-        )
+        grid = cache.memo(head_map, cache.checkpoint(path).model, src, dec, choice)
         rows, cols = a.labels(choice.kind)
-        title = tr("lab.snapshot_title", step=step, head=head_label(choice.kind, choice.layer, choice.head, tr))
+        title = tr("lab.snapshot_title", step=step, head=head_label(choice, tr))
         plot(figures.attention_heatmap(grid, rows, cols, tr, title), "lab_snapshot_map")
-    if has_probe_set(ckpt) and choice.kind is not AttentionKind.DECODER:
-        q = next(q for q in PROBE_QUERIES if q.kind is choice.kind and q.query == "pronoun")
-        examples = cache.memo(
-            "probe_examples", subj.path, PROBE_N, lambda c: generate_test(CorpusSpec.from_card(c.card))[:PROBE_N]
-        )
-        xs, ys = [], []
-        for s, p in snaps:
-            probe = cache.memo("probe", str(p), PROBE_N, lambda c: coreference_probe(c.model, c.tokenizer, examples))
-            xs.append(s)
-            ys.append(float(probe.scores[q][choice.layer, choice.head]))
+    q = pronoun_query(choice.kind)
+    if has_probe_set(ckpt.card) and q is not None:
+        xs = [s for s, _ in snaps]
+        ys = [float(_probe(subj, str(p)).scores[q][choice.layer, choice.head]) for _, p in snaps]
         final = _probe(subj)
-        xs.append(int(ckpt.card.get("step", xs[-1] + 1)) if isinstance(ckpt.card.get("step"), int) else xs[-1] + 1)
+        xs.append(ckpt.card["step"] if isinstance(ckpt.card.get("step"), int) else xs[-1] + 1)
         ys.append(float(final.scores[q][choice.layer, choice.head]))
-        label = head_label(choice.kind, choice.layer, choice.head, tr)
+        label = head_label(choice, tr)
         plot(
             figures.line_chart(
                 {label: (xs, ys)},

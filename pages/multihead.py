@@ -33,12 +33,7 @@ def page() -> None:
     a = sentence_analysis(subj, ckpt, tr)
     choice, query = pick_head_and_query("mh_query", subj, ckpt, a, tr)
     src, dec = model_inputs(ckpt, a)
-    c = cache.memo(
-        "contributions",
-        subj.path,
-        (a.text, tuple(dec), choice.kind, choice.layer, query),
-        lambda m: head_contributions(m.model, src, dec, choice.kind, choice.layer, query),
-    )
+    c = cache.memo(head_contributions, ckpt.model, src, dec, choice.kind, choice.layer, query)
     st.subheader(tr("multihead.what_heads_do", layer=choice.layer))
     with st.container(key="head_sentences"):
         keys = a.labels(choice.kind)[1]
@@ -63,6 +58,7 @@ def page() -> None:
             for h in range(len(c.norms))
         ],
         "mh_table",
+        tr,
     )
     check("mh_reconstruction", tr("multihead.check_reconstruction"), c.reconstruction_error(), 1e-5, tr)
     check("mh_sum", tr("multihead.check_sum"), c.sum_error(), 1e-5, tr)

@@ -88,12 +88,7 @@ def order_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     c1.button(tr("positions.shuffle"), on_click=_reshuffle, key="pe_shuffle")
     c2.markdown(tr("positions.seed", seed=ss["pe_seed"]))
     seed = int(ss["pe_seed"])
-    demo = cache.memo(
-        "order",
-        subj.path,
-        (subj.text, seed),
-        lambda c: positions.order_blindness(c.model, c.tokenizer, subj.text, seed),
-    )
+    demo = cache.memo(positions.order_blindness, ckpt.model, ckpt.tokenizer, subj.text, seed)
     st.caption(tr("positions.original"))
     st.text(" ".join(demo.pieces))
     st.caption(tr("positions.shuffled"))
@@ -117,6 +112,7 @@ def order_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
             },
         ],
         "order_table",
+        tr,
     )
     choice = head_picker("pe_order", ckpt, tr, default_kind=AttentionKind.ENCODER)
     c1, c2 = st.columns(2)

@@ -11,7 +11,7 @@ from pages._ui.i18n import Translator
 from pages._ui.lesson_views import WindowMapView
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import Subject, open_page
-from pages._ui.widgets import check, ensure_choice, head_picker, plot, show_view, table
+from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
@@ -77,12 +77,7 @@ def restricted_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
     st.markdown(tr("variants.restricted_intro"))
     S = len(a.source_pieces)
     windows = [None, S, *range(S - 1, -1, -1)]
-    runs = cache.memo(
-        "restricted",
-        subj.path,
-        a.text,
-        lambda c: variants.restricted_runs(c.model, c.tokenizer, a.text, windows),
-    )
+    runs = cache.memo(variants.restricted_runs, ckpt.model, ckpt.tokenizer, a.text, windows)
     full = runs[0]
     flip = next((run.window for run in runs[2:] if run.pronoun != full.pronoun), None)
     if full.pronoun is None:
@@ -108,6 +103,7 @@ def restricted_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
             for run in runs[1:]
         ],
         "restricted_table",
+        tr,
     )
     options = list(range(1, len(runs)))
     ensure_choice("window_run", options, min(len(runs) - 1, 4))
@@ -141,6 +137,7 @@ def table1_tab(tr: Translator) -> None:
             for name, c, s, p in rows
         ],
         "table1",
+        tr,
     )
     _, _, measured = _measurements()
     full, restricted = tr("variants.full"), tr("variants.restricted", r=measured.window)
@@ -158,19 +155,16 @@ def table1_tab(tr: Translator) -> None:
     st.caption(tr("variants.table1_note", d=64))
 
 
+RENDER = {
+    "scoring": lambda subj, ckpt, tr: scoring_tab(ckpt, tr),
+    "restricted": lambda subj, ckpt, tr: restricted_tab(subj, ckpt, sentence_analysis(subj, ckpt, tr), tr),
+    "table1": lambda subj, ckpt, tr: table1_tab(tr),
+}
+
+
 def page() -> None:
     tr, subj, ckpt = open_page("variants.title")
-    tabs = st.tabs([tr(f"variants.tab.{name}") for name in TABS], key="variants_tab", on_change="rerun")
-    if tabs[0].open:
-        with tabs[0]:
-            scoring_tab(ckpt, tr)
-    if tabs[1].open:
-        with tabs[1]:
-            a = sentence_analysis(subj, ckpt, tr)
-            restricted_tab(subj, ckpt, a, tr)
-    if tabs[2].open:
-        with tabs[2]:
-            table1_tab(tr)
+    lazy_tabs("variants_tab", TABS, "variants.tab", tr, RENDER, subj, ckpt, tr)
 
 
 if __name__ == "__main__":  # see pages/_ui/entry.py

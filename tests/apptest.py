@@ -40,8 +40,8 @@ def run(at: AppTest) -> AppTest:
 
 
 def tab(at: AppTest, key: str, tab_key: str) -> AppTest:
-    """Open a tab (tabs store their label): the tabs widget `key`, the label from the catalogue."""
-    at.session_state[key] = EN(tab_key)
+    """Open a tab by its catalogue key: the session keeps the open tab's id (the key's last part) under `key`."""
+    at.session_state[key] = tab_key.rsplit(".", 1)[-1]
     return run(at)
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from apptest import EN, app, figures, node_text, run, tab, texts, z_of
+from apptest import app, figures, node_text, run, tab, texts, z_of
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
@@ -50,7 +50,7 @@ def test_every_tab_renders_only_its_own_figures():
         tab(at, "explorer_tab", tab_key)
         assert set(figures(at)) == keys, tab_key
     # the overview tiles L x H heads with one-cell gaps
-    at = run(app(text=TIRED, explorer_tab=EN("explorer.tab.overview"), pick_kind="encoder"))
+    at = run(app(text=TIRED, explorer_tab="overview", pick_kind="encoder"))
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     S, L, H = len(ckpt.tokenizer.encode(TIRED)) + 1, ckpt.config.n_encoder_layers, ckpt.config.n_heads
     assert z_of(figures(at)["overview_chart"]["data"][0]).shape == (L * (S + 1) - 1, H * (S + 1) - 1)
@@ -120,7 +120,7 @@ def test_a_malformed_card_does_not_break_the_page(tmp_path, monkeypatch):
     ]
     (ckpt / "card.json").write_text(json.dumps(card))
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
-    at = run(app(explorer_tab=EN("explorer.tab.focus")))
+    at = run(app(explorer_tab="focus"))
     # the only well-formed probe entry is starred in token focus, and the cross picker opens on it
     focus = figures(at)["focus_cross"]
     assert any("★0.85" in label for label in focus["data"][0]["y"])

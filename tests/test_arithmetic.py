@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from apptest import EN, app, check_value, figures, run, tab, table
+from apptest import app, check_value, figures, run, tab, table
 
 from transformer.attention import AttentionKind
 from transformer.inspection import variants
@@ -124,7 +124,7 @@ def test_multihead_page_concat_and_contributions_add_up():
 
 @shipped
 def test_variants_page_wide_window_changes_nothing():
-    at = run(app("variants", variants_tab=EN("variants.tab.restricted")))
+    at = run(app("variants", variants_tab="restricted"))
     assert check_value(at, "window_full") == 0.0
     rows = table(at, "restricted_table")
     assert len(rows) >= 10  # r = S, S - 1, ..., 0

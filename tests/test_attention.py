@@ -10,6 +10,7 @@ import torch
 from transformer import (
     AttentionKind,
     CallOptions,
+    HeadId,
     HeadMask,
     MultiHeadAttention,
     Transformer,
@@ -142,7 +143,7 @@ def test_head_mask_switches_heads_off(tiny_model, tiny_config):
     base = tiny_model(src, tgt).logits
     none_off = CallOptions(head_mask=HeadMask.without(tiny_config, []))
     torch.testing.assert_close(base, tiny_model(src, tgt, options=none_off).logits, rtol=0, atol=0)
-    one_off = CallOptions(head_mask=HeadMask.without(tiny_config, [("encoder", 0, 1)]))
+    one_off = CallOptions(head_mask=HeadMask.without(tiny_config, [HeadId(AttentionKind.ENCODER, 0, 1)]))
     assert not torch.allclose(base, tiny_model(src, tgt, options=one_off).logits)
     # the head's slice of Concat(heads) is zero: W_O sees only the other heads
     out = tiny_model(src, tgt, options=one_off, return_intermediates=True).intermediates
@@ -153,7 +154,26 @@ def test_head_mask_switches_heads_off(tiny_model, tiny_config):
     concat = kept.transpose(1, 2).reshape(1, 5, tiny_config.d_model)
     torch.testing.assert_close(out.trace(AttentionKind.ENCODER, 0).output, mha.w_o(concat), atol=1e-6, rtol=1e-5)
     with pytest.raises(ValueError, match="no head"):
-        HeadMask.without(tiny_config, [("cross", 5, 0)])
+        HeadMask.without(tiny_config, [HeadId(AttentionKind.CROSS, 5, 0)])
+    assert one_off.head_mask.off == frozenset({HeadId(AttentionKind.ENCODER, 0, 1)})
+    assert one_off.heads(AttentionKind.ENCODER, 0, tiny_config.n_heads).tolist() == [1.0, 0.0, 1.0, 1.0]
+    assert one_off.heads(AttentionKind.ENCODER, 1, tiny_config.n_heads) is None
+
+
+def test_a_head_is_one_type_checked_against_the_model(tiny_config):
+    head = HeadId.of("cross", 1, 3)
+    assert (
+        head == HeadId(AttentionKind.CROSS, 1, 3) and head.kind is AttentionKind.CROSS and head.label == "cross L1 H3"
+    )
+    assert head.in_model(tiny_config) and not HeadId(AttentionKind.CROSS, 2, 0).in_model(tiny_config)
+    assert not HeadId(AttentionKind.ENCODER, 0, 4).in_model(tiny_config)
+    every = HeadId.all(tiny_config)
+    n_layers = tiny_config.n_encoder_layers + 2 * tiny_config.n_decoder_layers
+    assert len(every) == len(set(every)) == n_layers * tiny_config.n_heads
+    assert all(h.in_model(tiny_config) for h in every)
+    for bad in (("sideways", 0, 0), ("cross", "x", 0)):
+        with pytest.raises(ValueError):
+            HeadId.of(*bad)
 
 
 def test_masks_and_positions_are_options_of_the_call(tiny_model):

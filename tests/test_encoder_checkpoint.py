@@ -29,7 +29,7 @@ def test_a_fresh_evaluation_agrees_with_the_card():
     probe = coreference_probe(ckpt.model, ckpt.tokenizer, sample)
     layer, head, score = probe.best(PROBE_QUERIES[0])  # the encoder row of it/they
     card = best_probe_head(ckpt.card, ckpt.config, "encoder")
-    assert (layer, head) == (card.layer, card.head)
+    assert (layer, head) == (card.head.layer, card.head.head)
     assert score >= 0.95 and abs(score - card.score) < 0.03
     for family, scores in probe.by_family.items():
         assert scores[PROBE_QUERIES[0]][layer, head] >= 0.9, family  # one head, in every family
@@ -43,12 +43,12 @@ def test_the_route_statement_differs_between_the_checkpoints_and_names_the_head(
         ckpt = load_checkpoint(SHIPPED_ROOT / name)
         kind = "encoder" if name.endswith("encoder") else "cross"
         best = best_probe_head(ckpt.card, ckpt.config, kind)
-        assert f"L{best.layer} H{best.head}" in statements[name]
+        assert f"L{best.head.layer} H{best.head.head}" in statements[name]
         # the explorer's encoder picker opens on this checkpoint's best encoder head
         enc = best_probe_head(ckpt.card, ckpt.config, "encoder")
         assert (at.session_state["heads_encoder_layer"], at.session_state["heads_encoder_head"]) == (
-            enc.layer,
-            enc.head,
+            enc.head.layer,
+            enc.head.head,
         )
     assert statements["coref-en-fr"] != statements["coref-en-fr-encoder"]
     assert (

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from apptest import EN, app, check_value, figures, node_text, run, tab, table
 
-from transformer import CallOptions, HeadMask
+from transformer import AttentionKind, CallOptions, HeadId, HeadMask
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import CorpusSpec, generate_test
-from transformer.inspection.headlab import measure, probe_set, rank_heads, set_statistics
+from transformer.evaluate import ProbeResult
+from transformer.inspection.headlab import (
+    HeadEffect,
+    bystanders,
+    head_map,
+    measure,
+    probe_ranking,
+    probe_set,
+    pronoun_query,
+    pronoun_scores,
+    rank_heads,
+    set_statistics,
+    statistics_rows,
+)
+from transformer.inspection.heads import STATISTICS, head_statistics
 from transformer.layout import DEFAULT_CHECKPOINT
 
 shipped = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shipped checkpoint is missing")
@@ -21,7 +36,7 @@ def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_ou
     base = measure(ckpt.model, ps)
     assert measure(ckpt.model, ps, CallOptions(head_mask=HeadMask.without(ckpt.config, []))) == base
     cfg = ckpt.config
-    layer_off = HeadMask.without(cfg, [("decoder", 0, h) for h in range(cfg.n_heads)])
+    layer_off = HeadMask.without(cfg, HeadId.all(cfg, AttentionKind.DECODER)[: cfg.n_heads])
     src, tgt_in, _, _ = ps.batches[0]
     with torch.inference_mode():
         a = ckpt.model(src, tgt_in, return_intermediates=True)
@@ -30,15 +45,82 @@ def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_ou
     bias = ckpt.model.decoder_layers[0].self_attn.w_o.bias
     torch.testing.assert_close(b.intermediates.trace("decoder", 0).output, bias.expand_as(a.logits[..., :32]))
     assert (a.logits - b.logits).abs().max() > 0
-    cross_off = CallOptions(head_mask=HeadMask.without(cfg, [("cross", 1, 2)]))
+    cross_off = CallOptions(head_mask=HeadMask.without(cfg, [HeadId(AttentionKind.CROSS, 1, 2)]))
     with torch.inference_mode():
         memories = [ckpt.model.encode(src) for src, _, _, _ in ps.batches]
     full, shortcut = measure(ckpt.model, ps, cross_off), measure(ckpt.model, ps, cross_off, memories)
     assert abs(full.loss - shortcut.loss) < 1e-6 and full.accuracy == shortcut.accuracy  # the encoder is reused
     base2, effects = rank_heads(ckpt.model, ps)
-    assert base2 == base and len(effects) == cfg.n_heads * (cfg.n_encoder_layers + 2 * cfg.n_decoder_layers)
+    assert base2 == base and sorted(e.head for e in effects) == sorted(HeadId.all(cfg))
+    drops = [(e.accuracy_drop, e.loss_rise) for e in effects]
+    assert drops == sorted(drops, reverse=True)  # the most harmful first
+    one = next(e for e in effects if e.head == HeadId(AttentionKind.CROSS, 1, 2))
+    assert one.loss_rise == pytest.approx(full.loss - base.loss) and one.accuracy_drop == base.accuracy - full.accuracy
     stats = set_statistics(ckpt.model, ps)
-    assert stats["encoder"]["entropy"].shape == (cfg.n_encoder_layers, cfg.n_heads)
+    assert set(stats) == set(AttentionKind)
+    assert stats[AttentionKind.ENCODER]["entropy"].shape == (cfg.n_encoder_layers, cfg.n_heads)
+    # a snapshot's head map is the model's own map of that head, teacher-forced
+    with torch.inference_mode():
+        att = ckpt.model(src[:1], tgt_in[:1], return_attention=True).attention
+    head = HeadId(AttentionKind.CROSS, 1, 2)
+    np.testing.assert_array_equal(
+        head_map(ckpt.model, src[0].tolist(), tgt_in[0].tolist(), head), att.of(head.kind)[1][0, 2].numpy()
+    )
+
+
+def test_bystanders_are_heads_that_find_the_antecedent_yet_are_not_needed():
+    needed, bystander, weak, other = (
+        HeadId(AttentionKind.CROSS, 1, 1),
+        HeadId(AttentionKind.CROSS, 0, 2),
+        HeadId(AttentionKind.ENCODER, 2, 0),
+        HeadId(AttentionKind.DECODER, 0, 0),
+    )
+    effects = [
+        HeadEffect(needed, 0.30, 1.2),
+        HeadEffect(bystander, 0.004, 0.01),
+        HeadEffect(weak, -0.002, 0.0),
+        HeadEffect(other, 0.0, 0.0),
+    ]
+    scores = {needed: 0.97, bystander: 0.85, weak: 0.79}  # the decoder's self-attention has no probe score
+    assert bystanders(effects, scores) == [bystander]
+    assert bystanders(effects, scores, min_score=0.75) == [bystander, weak]
+    assert bystanders(effects, scores, max_drop=0.5) == [needed, bystander]
+    assert bystanders(effects, {}) == []
+
+
+def test_probe_rankings_name_heads_best_first():
+    enc, cross = pronoun_query(AttentionKind.ENCODER), pronoun_query(AttentionKind.CROSS)
+    assert pronoun_query(AttentionKind.DECODER) is None  # the probe reads no decoder self-attention row
+    grid = np.array([[0.1, 0.9], [0.5, 0.2]])  # (L, H)
+    probe = ProbeResult(10, {enc: grid, cross: 1 - grid})
+    ranked = probe_ranking(probe, cross)
+    assert [h for h, _ in ranked] == [
+        HeadId(AttentionKind.CROSS, 0, 0),
+        HeadId(AttentionKind.CROSS, 1, 1),
+        HeadId(AttentionKind.CROSS, 1, 0),
+        HeadId(AttentionKind.CROSS, 0, 1),
+    ]
+    assert [s for _, s in ranked] == pytest.approx([0.9, 0.8, 0.5, 0.1])
+    scores = pronoun_scores(probe)
+    assert len(scores) == 8 and scores[HeadId(AttentionKind.ENCODER, 0, 1)] == 0.9
+    assert scores[HeadId(AttentionKind.CROSS, 0, 1)] == pytest.approx(0.1)
+
+
+def test_statistics_rows_are_one_per_head_with_none_where_undefined():
+    rng = np.random.default_rng(0)
+    maps = {kind: rng.dirichlet(np.ones(5), size=(2, 3, 5)) for kind in AttentionKind}  # (L, H, T, T)
+    stats = {kind: head_statistics(m, kind) for kind, m in maps.items()}
+    coref = {HeadId(AttentionKind.ENCODER, 1, 2): 0.75}
+    rows = dict(statistics_rows(stats, coref))
+    assert list(rows) == [HeadId(k, layer, h) for k in AttentionKind for layer in range(2) for h in range(3)]
+    enc = rows[HeadId(AttentionKind.ENCODER, 1, 2)]
+    assert enc["coreference"] == 0.75 and enc["entropy"] == pytest.approx(stats[AttentionKind.ENCODER]["entropy"][1, 2])
+    assert rows[HeadId(AttentionKind.ENCODER, 0, 0)]["coreference"] is None  # not measured
+    cross = rows[HeadId(AttentionKind.CROSS, 0, 0)]
+    assert cross["distance"] is None and cross["self"] is None and cross["entropy"] > 0  # positions: not comparable
+    assert "coreference" not in rows[HeadId(AttentionKind.DECODER, 0, 0)]
+    assert all(set(STATISTICS) <= set(values) for values in rows.values())
+    assert all("coreference" not in values for _, values in statistics_rows(stats))
 
 
 @shipped
@@ -57,27 +139,38 @@ def test_head_lab_pages_render_and_measure():
         1,
         1,
     )
-    assert at.session_state["explorer_tab"] == EN("explorer.tab.overview")  # the browser test follows the link
+    assert at.session_state["explorer_tab"] == "overview"  # the browser test follows the link
 
 
 @shipped
 def test_ablation_ranks_heads_and_names_bystanders():
-    at = run(app("headlab", lab_tab=EN("lab.tab.ablation")))
+    at = run(app("headlab", lab_tab="ablation"))
     ranking = table(at, "lab_ranking")
     assert len(ranking) == 4 * (3 + 2 + 2)
+    drops = list(ranking[EN("lab.col_accuracy_drop")])
+    assert drops == sorted(drops, reverse=True)  # the most harmful first
+    heads, probe = list(ranking[EN("lab.col_head")]), list(ranking[EN("lab.col_probe")])
+    named = [h for h, d, p in zip(heads, drops, probe) if p is not None and p == p and p >= 0.8 and abs(d) < 0.005]
     text = node_text(at.get_by_key("lab_bystanders"))
-    assert text  # either bystanders are named or the page says there are none
-    at.multiselect(key="lab_off").set_value(
-        [("cross", 1, h) for h in range(4)] + [("cross", 0, h) for h in range(4)]
-    ).run()
+    assert text == (EN("lab.bystanders", heads=", ".join(named)) if named else EN("lab.no_bystanders"))
+    # switching every cross-attention head off: the page shows the accuracy measured on the same probe set
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    ps = probe_set(ckpt.tokenizer, generate_test(CorpusSpec.from_card(ckpt.card)), 300)
+    off = HeadId.all(ckpt.config, AttentionKind.CROSS)
+    base = measure(ckpt.model, ps)
+    now = measure(ckpt.model, ps, CallOptions(head_mask=HeadMask.without(ckpt.config, off)))
+    assert now.accuracy < base.accuracy - 0.2  # without the source the pronoun is a guess
+    at.multiselect(key="lab_off").set_value(off).run()
     assert not at.exception
-    accuracy = node_text(at.get_by_key("lab_accuracy"))
-    assert accuracy  # the metric shows the new accuracy
+    metric = [el for el in at.get_by_key("lab_accuracy") if getattr(el, "type", "") == "metric"][0]
+    assert metric.value == f"{now.accuracy:.1%}" and metric.delta == f"{now.accuracy - base.accuracy:+.1%}"
+    full = node_text(at.get_by_key("translation")).splitlines()[-1]
+    assert node_text(at.get_by_key("lab_ablated_translation")) != full
 
 
 @shipped
 def test_rollout_and_training_tabs():
-    at = run(app("headlab", lab_tab=EN("lab.tab.rollout")))
+    at = run(app("headlab", lab_tab="rollout"))
     assert check_value(at, "rollout_rows") <= 1e-9
     tab(at, "lab_tab", "lab.tab.training")
     assert {"lab_snapshot_map", "lab_formation"} <= set(figures(at))

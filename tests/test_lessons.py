@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest import EN, app, check_value, figures, run, tab, table, z_of
+from apptest import app, check_value, figures, run, tab, table, z_of
 
 from pages._ui.i18n import Translator, catalogue
 from transformer.layout import SHIPPED_ROOT
@@ -33,7 +33,7 @@ def test_masks_page_padding_and_look_ahead_entries_are_exactly_zero():
 
 
 def test_switching_masks_off_changes_what_the_page_says_it_changes():
-    at = run(app("masks", masks_tab=EN("masks.tab.off")))
+    at = run(app("masks", masks_tab="off"))
     assert check_value(at, "upper_open") > 0  # every row now sees later positions
     w = z_of(figures(at)["off_open"]["data"][0])
     assert np.all(w[np.triu_indices(w.shape[0], 1)] > 0)
@@ -55,7 +55,7 @@ def test_the_leak_twins_show_a_lower_loss_and_a_lower_exact_match_without_the_ma
     assert masked["train_config"]["look_ahead_mask"] is True and open_["train_config"]["look_ahead_mask"] is False
     assert open_["final_loss"] < 0.5 * masked["final_loss"]  # it copies the next token from its input
     assert open_["evaluation"]["exact_match"] < masked["evaluation"]["exact_match"] - 0.5
-    at = run(app("masks", masks_tab=EN("masks.tab.off")))
+    at = run(app("masks", masks_tab="off"))
     assert "leak_curves" in figures(at) and len(table(at, "leak_table")) == 2
 
 
@@ -87,8 +87,9 @@ def test_pages_speak_chinese(page, tab_key, tabs):
     at = run(app(page, lang="zh"))
     english = [catalogue("en")[k].split("{")[0] for k in ("masks.intro", "positions.intro", "masks.padding.intro")]
     for t in tabs:
-        at.session_state[tab_key] = ZH(t)
+        at.session_state[tab_key] = t.rsplit(".", 1)[-1]  # the tab's id; its label follows the language
         run(at)
+        assert at.session_state[f"{tab_key}_label"] == ZH(t)
         shown = " ".join(el.value for el in at.markdown) + " ".join(el.value for el in at.caption)
         assert any("\u4e00" <= ch <= "\u9fff" for ch in shown)
         for sentence in english:

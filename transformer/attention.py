@@ -41,6 +41,15 @@ class HeadId(NamedTuple):
         return f"{self.kind.value} L{self.layer} H{self.head}"
 
     @classmethod
+    def of(cls, kind: AttentionKind | str, layer: int, head: int) -> HeadId:
+        """A head from loose parts (a kind's value from a file or a URL, numpy integers); raises ValueError."""
+        return cls(AttentionKind(kind), int(layer), int(head))
+
+    def in_model(self, config) -> bool:
+        """Whether a model of this config has this head."""
+        return 0 <= self.layer < config.n_layers(self.kind) and 0 <= self.head < config.n_heads
+
+    @classmethod
     def all(cls, config, kind: AttentionKind | None = None) -> list[HeadId]:
         """Every head of a model (of one kind when given), kind by kind, layer by layer."""
         kinds = list(AttentionKind) if kind is None else [AttentionKind(kind)]

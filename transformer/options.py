@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .attention import AttentionKind
+from .attention import AttentionKind, HeadId
 from .config import TransformerConfig
 
 
@@ -21,14 +21,14 @@ from .config import TransformerConfig
 class HeadMask:
     """Heads switched off: their output is zeroed before W_O (their slice of Concat(head_1..head_h)).
 
-    Hashable (a frozenset of (kind, layer, head)), so a call with heads switched off can be cached.
+    Hashable (a frozenset of HeadId), so a call with heads switched off can be cached.
     """
 
-    off: frozenset[tuple[AttentionKind, int, int]] = frozenset()
+    off: frozenset[HeadId] = frozenset()
 
     def layer(self, kind: AttentionKind, index: int, n_heads: int) -> Tensor | None:
         """(H,) multipliers of one layer (1 keeps, 0 switches off), or None when it keeps every head."""
-        heads = [h for k, layer, h in self.off if k is kind and layer == index]
+        heads = [h.head for h in self.off if h.kind is kind and h.layer == index]
         if not heads:
             return None
         keep = torch.ones(n_heads)
@@ -36,15 +36,12 @@ class HeadMask:
         return keep
 
     @classmethod
-    def without(cls, config: TransformerConfig, heads: Iterable[tuple[AttentionKind | str, int, int]]) -> HeadMask:
-        """Every head kept except the (kind, layer, head) triples given (checked against the config)."""
-        off = set()
-        for kind, layer, head in heads:
-            kind = AttentionKind(kind)
-            n_layers = config.n_encoder_layers if kind.in_encoder else config.n_decoder_layers
-            if not (0 <= layer < n_layers and 0 <= head < config.n_heads):
-                raise ValueError(f"no head L{layer} H{head} in {kind.value} attention")
-            off.add((kind, int(layer), int(head)))
+    def without(cls, config: TransformerConfig, heads: Iterable[HeadId]) -> HeadMask:
+        """Every head kept except the heads given (checked against the config)."""
+        off = {HeadId.of(*h) for h in heads}
+        for h in off:
+            if not h.in_model(config):
+                raise ValueError(f"no head L{h.layer} H{h.head} in {h.kind.value} attention")
         return cls(frozenset(off))
 
 

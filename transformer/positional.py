@@ -7,6 +7,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from .config import Positional
+
 
 def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
     """PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(pos / 10000^(2i/d_model)).
@@ -31,7 +33,7 @@ class PositionalEncoding(nn.Module):
         d_model: embedding width.
     """
 
-    def __init__(self, kind: str, max_len: int, d_model: int) -> None:
+    def __init__(self, kind: Positional, max_len: int, d_model: int) -> None:
         super().__init__()
         self.kind = kind
         self.max_len = max_len

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from transformer.inspection.masking import LookAheadDemo, PaddingDemo
+from transformer.inspection.masking import MASK_STAGES, LookAheadDemo, PaddingDemo, Stage
 from transformer.inspection.positions import OrderDemo, wavelength
 
 from . import figures
 from .views import Matrix, Tr, View
 
-STAGES = ("scaled", "masked", "weights")
+STAGES = MASK_STAGES
 
 
 def _cells(tr: Tr) -> dict:
@@ -37,7 +37,7 @@ def _axes(tr: Tr, col_key: str, **extra) -> dict:
 class StageOfHeadView(View):
     """One stage (QKᵀ/√d_k, masked, softmax) of one head; `prefix` names its CSV file."""
 
-    stage: str
+    stage: Stage
     layer: int
     head: int
     prefix = ""
@@ -46,7 +46,7 @@ class StageOfHeadView(View):
         return tr(f"stage.{self.stage}")
 
     def style(self, ctx, tr: Tr) -> dict:
-        if self.stage in ("weights", "open"):
+        if self.stage in (Stage.WEIGHTS, Stage.OPEN):
             return {"diverging": False, "value_title": tr("stage.weights")}
         return {"diverging": True, "value_title": tr(f"stage.{self.stage}")}
 
@@ -62,18 +62,17 @@ class PaddingStageView(StageOfHeadView):
 
     def matrix(self, ctx: PaddingDemo) -> Matrix:
         b = ctx.padded
-        return Matrix(getattr(ctx, self.stage)[b, self.layer, self.head], ctx.pieces[b], ctx.pieces[b])
+        return Matrix(ctx.stage(self.stage)[b, self.layer, self.head], ctx.pieces[b], ctx.pieces[b])
 
 
 @dataclass(frozen=True)
 class LookAheadView(StageOfHeadView):
-    """A stage of a decoder self-attention head under teacher forcing; stage "open" = weights without the mask."""
+    """A stage of a decoder self-attention head under teacher forcing; Stage.OPEN = weights without the mask."""
 
     prefix = "look_ahead"
 
     def matrix(self, ctx: LookAheadDemo) -> Matrix:
-        values = ctx.weights_open if self.stage == "open" else getattr(ctx, self.stage)
-        return Matrix(values[self.layer, self.head], ctx.targets, ctx.inputs)
+        return Matrix(ctx.stage(self.stage)[self.layer, self.head], ctx.targets, ctx.inputs)
 
 
 @dataclass(frozen=True)
@@ -85,8 +84,8 @@ class LookAheadRowView(View):
     row: int
 
     def matrix(self, ctx: LookAheadDemo) -> Matrix:
-        values = np.stack([getattr(ctx, s)[self.layer, self.head, self.row] for s in STAGES])  # (3, T)
-        return Matrix(values, list(STAGES), ctx.inputs)
+        values = np.stack([ctx.stage(s)[self.layer, self.head, self.row] for s in STAGES])  # (3, T)
+        return Matrix(values, [s.value for s in STAGES], ctx.inputs)
 
     def title(self, ctx: LookAheadDemo, tr: Tr) -> str:
         return tr("masks.row_title", row=self.row, token=ctx.targets[self.row])

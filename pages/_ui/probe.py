@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.card import best_probe_head, probe_scores
 
 MARK_THRESHOLD = 0.8
 
 
-def probe_marks(
-    ckpt: Checkpoint, kind: AttentionKind, threshold: float = MARK_THRESHOLD
-) -> dict[tuple[int, int], float]:
-    """(layer, head) -> score for heads whose pronoun row finds the antecedent in >= threshold of sentences."""
+def probe_marks(ckpt: Checkpoint, kind: AttentionKind, threshold: float = MARK_THRESHOLD) -> dict[HeadId, float]:
+    """head -> score for heads whose pronoun row finds the antecedent in >= threshold of sentences."""
     if AttentionKind(kind) is AttentionKind.DECODER:
         return {}
-    return {(s.layer, s.head): s.score for s in probe_scores(ckpt.card, ckpt.config, kind) if s.score >= threshold}
+    return {s.head: s.score for s in probe_scores(ckpt.card, ckpt.config, kind) if s.score >= threshold}
 
 
-def default_head(ckpt: Checkpoint, kind: AttentionKind) -> tuple[int, int]:
+def default_head(ckpt: Checkpoint, kind: AttentionKind) -> HeadId:
     """Where a picker opens: the probe's best head for the kind, else the last layer's head 0."""
     kind = AttentionKind(kind)
     best = None if kind is AttentionKind.DECODER else best_probe_head(ckpt.card, ckpt.config, kind)
     if best is not None:
-        return best.layer, best.head
-    n_layers = ckpt.config.n_encoder_layers if kind.in_encoder else ckpt.config.n_decoder_layers
-    return n_layers - 1, 0
+        return best.head
+    return HeadId(kind, ckpt.config.n_layers(kind) - 1, 0)
 
 
 ROUTE_THRESHOLD = 0.8
@@ -38,11 +35,11 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
     if enc is None or cross is None:
         return None
     values = dict(
-        enc_layer=enc.layer,
-        enc_head=enc.head,
+        enc_layer=enc.head.layer,
+        enc_head=enc.head.head,
         enc_score=enc.score,
-        cross_layer=cross.layer,
-        cross_head=cross.head,
+        cross_layer=cross.head.layer,
+        cross_head=cross.head.head,
         cross_score=cross.score,
     )
     if enc.score >= ROUTE_THRESHOLD:

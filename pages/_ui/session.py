@@ -15,13 +15,15 @@ from pathlib import Path
 
 import streamlit as st
 
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint, CheckpointError
 from transformer.corpus import SEED_SENTENCES
 from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_checkpoints, outside_links
 
 from . import cache
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from .probe import default_head
+from .widgets import open_tab, set_head
 
 EXAMPLES = [
     SEED_SENTENCES[0][0],
@@ -90,32 +92,41 @@ def _apply_share_link(choices: dict[str, str]) -> list[str]:
             else:
                 ss[key] = value
 
-    number = lambda v: int(v) if v.isdigit() else None  # noqa: E731
     take("lang", "lang", lambda v: v if v in LANGUAGES else None)
     take("ckpt", "checkpoint", lambda v: v if v in choices else None)
     take("text", "text", lambda v: v[:MAX_TEXT])
     take("beam", "beam", lambda v: int(v) if v.isdigit() and int(v) in BEAMS else None)
     take("kind", f"{PICK}_kind", lambda v: AttentionKind(v) if v in {k.value for k in AttentionKind} else None)
-    take("layer", f"{PICK}_layer", number)
-    take("head", f"{PICK}_head", number)
     if "text" in qp:
         ss["example"] = ss["text"] if ss["text"] in EXAMPLES else EXAMPLES[0]
     kind = ss.get(f"{PICK}_kind")
-    if isinstance(kind, AttentionKind) and choices:
-        path = choices.get(ss.get("checkpoint")) or next(iter(choices.values()))
-        try:
-            cfg = cache.checkpoint(path).config
-        except CheckpointError:
-            return refused
-        n_layers = cfg.n_encoder_layers if kind.in_encoder else cfg.n_decoder_layers
-        for name, limit in (("layer", n_layers), ("head", cfg.n_heads)):
-            if name in qp and not (isinstance(ss.get(f"{PICK}_{name}"), int) and ss[f"{PICK}_{name}"] < limit):
-                ss.pop(f"{PICK}_{name}", None)
-                if name not in refused:
-                    refused.append(name)
-        ss[f"{PICK}_origin"] = (path, kind)  # the head picker keeps the linked head instead of its default
-        ss["explorer_tab"] = Translator(ss.get("lang", DEFAULT_LANGUAGE))("explorer.tab.overview")
-    return refused
+    if not (isinstance(kind, AttentionKind) and choices):
+        return refused + [name for name in ("layer", "head") if name in qp]  # without a kind they name no head
+    path = choices.get(ss.get("checkpoint")) or next(iter(choices.values()))
+    try:
+        ckpt = cache.checkpoint(path)
+    except CheckpointError:
+        return refused
+    head, bad = linked_head(qp, ckpt, kind)
+    set_head(PICK, head, path)
+    open_tab("explorer_tab", "overview")  # a linked head opens the all-heads view on it
+    return refused + bad
+
+
+def linked_head(qp, ckpt: Checkpoint, kind: AttentionKind) -> tuple[HeadId, list[str]]:
+    """The head a link's "layer" and "head" name in this checkpoint, and the names refused (a part that is
+    missing, not a number or not in the model is the picker's default)."""
+    default = default_head(ckpt, kind)
+    parts = {"layer": default.layer, "head": default.head}
+    refused = []
+    for name, limit in (("layer", ckpt.config.n_layers(kind)), ("head", ckpt.config.n_heads)):
+        if name in qp:
+            value = qp[name]
+            if value.isdigit() and int(value) < limit:
+                parts[name] = int(value)
+            else:
+                refused.append(name)
+    return HeadId(kind, parts["layer"], parts["head"]), refused
 
 
 def setup() -> Translator:

@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from transformer.analysis import Analysis
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.maps import diff_labels, difference, merge_words, token_focus, word_labels
 from transformer.tokenizer import word_groups
@@ -149,9 +149,9 @@ class FocusView(View):
         marks = probe_marks(ctx.checkpoint, self.kind)
         rows = []
         for i in range(maps.shape[0] * H):
-            layer, head = divmod(i, H)
-            star = f" ★{marks[(layer, head)]:.2f}" if (layer, head) in marks else ""
-            rows.append(f"L{layer} H{head}{star}")
+            head = HeadId(self.kind, *divmod(i, H))
+            star = f" ★{marks[head]:.2f}" if head in marks else ""
+            rows.append(f"L{head.layer} H{head.head}{star}")
         return Matrix(token_focus(maps, self.query), rows, ctx.analysis.labels(self.kind)[1])
 
     def title(self, ctx: ViewContext, tr: Tr) -> str:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import streamlit as st
 
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 
 from . import figures
+from .export import table_csv
 from .i18n import Translator
 from .probe import default_head
 from .views import View, ViewContext
@@ -21,24 +21,24 @@ def plot(fig, key: str, **kw) -> None:
     st.plotly_chart(fig, width="stretch", config=figures.PLOT_CONFIG, key=key, theme=None, **kw)
 
 
+def csv_button(text: str, file_name: str, key: str, tr: Translator) -> None:
+    """The one CSV download button: text written by export.py, saved as f"{file_name}.csv"."""
+    st.download_button(
+        tr("common.csv"),
+        text,
+        file_name=f"{file_name}.csv",
+        mime="text/csv",
+        key=key,
+        help=tr("common.csv_help"),
+        on_click="ignore",
+    )
+
+
 def show_view(view: View, ctx: ViewContext, tr: Translator, key: str, csv: bool = True) -> None:
     """A view's figure, and a button that downloads the same matrix as CSV."""
     plot(view.figure(ctx, tr), key)
     if csv:
-        st.download_button(
-            tr("common.csv"),
-            view.csv(ctx),
-            file_name=f"{view.file_name()}.csv",
-            mime="text/csv",
-            key=f"{key}_csv",
-            help=tr("common.csv_help"),
-            on_click="ignore",
-        )
-
-
-def n_layers(ckpt: Checkpoint, kind: AttentionKind) -> int:
-    cfg = ckpt.config
-    return cfg.n_encoder_layers if AttentionKind(kind).in_encoder else cfg.n_decoder_layers
+        csv_button(view.csv(ctx), view.file_name(), f"{key}_csv", tr)
 
 
 def ensure_choice(key: str, options: Sequence, default) -> None:
@@ -47,11 +47,11 @@ def ensure_choice(key: str, options: Sequence, default) -> None:
         st.session_state[key] = default
 
 
-@dataclass(frozen=True)
-class HeadChoice:
-    kind: AttentionKind
-    layer: int
-    head: int
+def set_head(key: str, head: HeadId, checkpoint: str) -> None:
+    """Open the picker `key` on a head of the checkpoint at this path (set before the picker is drawn)."""
+    ss = st.session_state
+    ss[f"{key}_kind"], ss[f"{key}_layer"], ss[f"{key}_head"] = head
+    ss[f"{key}_origin"] = (checkpoint, head.kind)  # the picker keeps this head instead of its default
 
 
 def head_picker(
@@ -61,7 +61,7 @@ def head_picker(
     kinds: Sequence[AttentionKind] | None = None,
     default_kind: AttentionKind | None = None,
     labels: tuple[str, str] | None = None,
-) -> HeadChoice:
+) -> HeadId:
     """The one layer/head picker: an optional kind, then layer and head, in one row.
 
     Opens on the probe's best head of the kind (per checkpoint); the values live in
@@ -78,25 +78,27 @@ def head_picker(
         cols = cols[1:]
     else:
         kind = AttentionKind(default_kind)
-    L, H = n_layers(ckpt, kind), ckpt.config.n_heads
-    layer_default, head_default = default_head(ckpt, kind)
+    L, H = ckpt.config.n_layers(kind), ckpt.config.n_heads
+    default = default_head(ckpt, kind)
     # a new checkpoint or kind opens on its own best head
     origin = (str(ckpt.path), kind)
     if ss.get(f"{key}_origin") != origin:
         ss[f"{key}_origin"] = origin
-        ss[f"{key}_layer"], ss[f"{key}_head"] = layer_default, head_default
-    ensure_choice(f"{key}_layer", range(L), layer_default)
-    ensure_choice(f"{key}_head", range(H), head_default)
+        ss[f"{key}_layer"], ss[f"{key}_head"] = default.layer, default.head
+    ensure_choice(f"{key}_layer", range(L), default.layer)
+    ensure_choice(f"{key}_head", range(H), default.head)
     layer_label, head_label = labels or (tr("common.layer"), tr("common.head"))
     layer = cols[0].selectbox(layer_label, range(L), key=f"{key}_layer")
     head = cols[1].selectbox(head_label, range(H), key=f"{key}_head")
-    return HeadChoice(kind, int(layer), int(head))
+    return HeadId(kind, int(layer), int(head))
 
 
-def table(rows: list[dict], key: str) -> None:
-    """A table (sortable, downloadable from its toolbar) in a container found by key."""
+def table(rows: list[dict], key: str, tr: Translator, file_name: str | None = None) -> None:
+    """A sortable table in a container found by key, and its CSV button (the tables' own toolbar export,
+    which writes formulas as they are, is off: client.disableDataExport)."""
     with st.container(key=key):
         st.dataframe(rows, hide_index=True)
+    csv_button(table_csv(rows), file_name or key, f"{key}_csv", tr)
 
 
 def check(key: str, label: str, value: float, limit: float | None, tr: Translator, above: bool = False) -> bool:
@@ -108,9 +110,28 @@ def check(key: str, label: str, value: float, limit: float | None, tr: Translato
     return bool(ok)
 
 
+def open_tab(key: str, name: str) -> None:
+    """Open the tab `name` of the tabs `key` when they are next drawn (e.g. from a link or another page)."""
+    st.session_state[key] = name
+
+
+def _tab_clicked(key: str, names: tuple[str, ...], labels: tuple[str, ...]) -> None:
+    label = st.session_state.get(f"{key}_label")
+    if label in labels:
+        st.session_state[key] = names[labels.index(label)]
+
+
 def lazy_tabs(key: str, names: tuple[str, ...], prefix: str, tr: Translator, render: dict, *args) -> None:
-    """Tabs of which only the open one runs render[name](*args) and sends its figures."""
-    tabs = st.tabs([tr(f"{prefix}.{name}") for name in names], key=key, on_change="rerun")
+    """Tabs of which only the open one runs render[name](*args) and sends its figures.
+
+    Session state keeps the open tab's id under `key` (one of names); the tabs widget itself, which stores
+    its translated label, lives under f"{key}_label" and follows the id (and the language) on every run.
+    """
+    ss = st.session_state
+    ensure_choice(key, names, names[0])
+    labels = tuple(tr(f"{prefix}.{name}") for name in names)
+    ss[f"{key}_label"] = labels[names.index(ss[key])]
+    tabs = st.tabs(list(labels), key=f"{key}_label", on_change=_tab_clicked, args=(key, tuple(names), labels))
     for name, tab in zip(names, tabs):
         if tab.open:
             with tab:

@@ -5,16 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..attention import AttentionKind
+from ..attention import AttentionKind, HeadId
 from ..config import TransformerConfig
 
 
 @dataclass(frozen=True)
 class ProbeScore:
-    kind: AttentionKind
+    head: HeadId
     query: str  # "pronoun" | "cue"
-    layer: int
-    head: int
     score: float
 
 
@@ -26,13 +24,12 @@ def probe_scores(card: dict[str, Any], config: TransformerConfig, kind: Attentio
     kind = AttentionKind(kind)
     evaluation = card.get("evaluation") if isinstance(card, dict) else None
     heads = evaluation.get("heads", []) if isinstance(evaluation, dict) else []
-    n_layers = config.n_encoder_layers if kind.in_encoder else config.n_decoder_layers
     picked = []
     for h in heads if isinstance(heads, list) else []:
         try:
             if h.get("kind") == kind.value and h.get("query") == query:
-                entry = ProbeScore(kind, query, int(h["layer"]), int(h["head"]), float(h["score"]))
-                if 0 <= entry.layer < n_layers and 0 <= entry.head < config.n_heads and 0.0 <= entry.score <= 1.0:
+                entry = ProbeScore(HeadId(kind, int(h["layer"]), int(h["head"])), query, float(h["score"]))
+                if entry.head.in_model(config) and 0.0 <= entry.score <= 1.0:
                     picked.append(entry)
         except (AttributeError, KeyError, TypeError, ValueError):
             continue
@@ -43,3 +40,9 @@ def best_probe_head(card: dict[str, Any], config: TransformerConfig, kind: Atten
     """The best head for one row kind, or None when the card has no probe scores."""
     scores = probe_scores(card, config, kind, query)
     return scores[0] if scores else None
+
+
+def has_probe_set(card: dict[str, Any]) -> bool:
+    """Whether held-out probe sentences can be generated for the checkpoint: not when it was trained on a file."""
+    train = card.get("train_config") if isinstance(card, dict) else None
+    return not (isinstance(train, dict) and train.get("data_file"))

@@ -13,13 +13,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..attention import AttentionKind
+from ..attention import AttentionKind, HeadId
 from ..corpus import Example
 from ..decoding import require_eval
-from ..evaluate import ProbeRows, probe_batches
+from ..evaluate import PROBE_QUERIES, ProbeQuery, ProbeResult, ProbeRows, probe_batches
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions, HeadMask
-from ..tokenizer import PAD_ID, Tokenizer
+from ..tokenizer import Tokenizer
 from .heads import STATISTICS, head_statistics
 
 
@@ -53,6 +53,7 @@ def measure(
     """Pronoun accuracy and loss over the probe set. memories: the encoder's output per batch, when the
     options leave the encoder as it is (heads off only in the decoder), so that it is not run again."""
     require_eval(model)
+    pad = model.config.pad_id
     right = total = 0
     loss_sum, tokens = 0.0, 0
     for i, (src, tgt_in, tgt_out, rows) in enumerate(ps.batches):
@@ -60,10 +61,8 @@ def measure(
             logits = model(src, tgt_in, options=options).logits
         else:
             logits = model.decode(tgt_in, memories[i], model.source_mask(src, options), options=options)
-        loss_sum += float(
-            F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=PAD_ID, reduction="sum")
-        )
-        tokens += int((tgt_out != PAD_ID).sum())
+        loss_sum += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad, reduction="sum"))
+        tokens += int((tgt_out != pad).sum())
         at = torch.tensor([r.cross_row for r in rows])
         b = torch.arange(len(rows))
         right += int((logits[b, at].argmax(-1) == tgt_out[b, at]).sum())
@@ -73,9 +72,7 @@ def measure(
 
 @dataclass(frozen=True)
 class HeadEffect:
-    kind: AttentionKind
-    layer: int
-    head: int
+    head: HeadId
     accuracy_drop: float  # baseline accuracy − accuracy with this head off
     loss_rise: float  # loss with this head off − baseline loss
 
@@ -83,19 +80,83 @@ class HeadEffect:
 def rank_heads(model: Transformer, ps: ProbeSet) -> tuple[Effect, list[HeadEffect]]:
     """Switch each head off alone and measure what it costs; the most harmful first."""
     base = measure(model, ps)
-    cfg = model.config
     with torch.inference_mode():
         memories = [model.encode(src) for src, _, _, _ in ps.batches]  # unchanged when a decoder head is off
     effects = []
-    for kind in AttentionKind:
-        n_layers = cfg.n_encoder_layers if kind.in_encoder else cfg.n_decoder_layers
-        for layer in range(n_layers):
-            for head in range(cfg.n_heads):
-                options = CallOptions(head_mask=HeadMask.without(cfg, [(kind, layer, head)]))
-                e = measure(model, ps, options, None if kind.in_encoder else memories)
-                effects.append(HeadEffect(kind, layer, head, base.accuracy - e.accuracy, e.loss - base.loss))
+    for head in HeadId.all(model.config):
+        options = CallOptions(head_mask=HeadMask.without(model.config, [head]))
+        e = measure(model, ps, options, None if head.kind.in_encoder else memories)
+        effects.append(HeadEffect(head, base.accuracy - e.accuracy, e.loss - base.loss))
     effects.sort(key=lambda h: (-h.accuracy_drop, -h.loss_rise))
     return base, effects
+
+
+def pronoun_query(kind: AttentionKind) -> ProbeQuery | None:
+    """The probe's row of the pronoun for a kind (the encoder's "it", the decoder row writing il/elle), if any."""
+    return next((q for q in PROBE_QUERIES if q.kind is kind and q.query == "pronoun"), None)
+
+
+def probe_ranking(probe: ProbeResult, query: ProbeQuery) -> list[tuple[HeadId, float]]:
+    """Every head of the query's kind with its probe score, the best first."""
+    arr = probe.scores[query]  # (L, H)
+    heads = [HeadId(query.kind, layer, head) for layer in range(arr.shape[0]) for head in range(arr.shape[1])]
+    return sorted(((h, float(arr[h.layer, h.head])) for h in heads), key=lambda x: -x[1])
+
+
+def pronoun_scores(probe: ProbeResult) -> dict[HeadId, float]:
+    """head -> the share of sentences in which its pronoun row weighs the antecedent highest."""
+    out: dict[HeadId, float] = {}
+    for kind in AttentionKind:
+        q = pronoun_query(kind)
+        if q is not None:
+            out.update(probe_ranking(probe, q))
+    return out
+
+
+BYSTANDER_SCORE = 0.8  # a head that finds the antecedent in at least this share of sentences ...
+BYSTANDER_DROP = 0.005  # ... yet costs less than this pronoun accuracy when switched off alone
+
+
+def bystanders(
+    effects: list[HeadEffect],
+    scores: dict[HeadId, float],
+    min_score: float = BYSTANDER_SCORE,
+    max_drop: float = BYSTANDER_DROP,
+) -> list[HeadId]:
+    """Heads that look like the mechanism (a high probe score) but which the model does not need: switching
+    one off alone leaves pronoun accuracy within max_drop (attention is not explanation)."""
+    return [e.head for e in effects if scores.get(e.head, -1.0) >= min_score and abs(e.accuracy_drop) < max_drop]
+
+
+def statistics_rows(
+    stats: dict[AttentionKind, dict[str, np.ndarray]], coreference: dict[HeadId, float] | None = None
+) -> list[tuple[HeadId, dict[str, float | None]]]:
+    """One row per head: every statistic (None where undefined, e.g. distance for cross-attention), and its
+    pronoun probe score when given (none for decoder self-attention, which the probe does not read)."""
+    rows = []
+    for kind in AttentionKind:
+        L, H = stats[kind]["entropy"].shape
+        for layer in range(L):
+            for h in range(H):
+                head = HeadId(kind, layer, h)
+                values = {name: _number(stats[kind][name][layer, h]) for name in STATISTICS}
+                if coreference is not None and kind is not AttentionKind.DECODER:
+                    values["coreference"] = coreference.get(head)
+                rows.append((head, values))
+    return rows
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
+
+
+@torch.inference_mode()
+def head_map(model: Transformer, src: list[int], dec: list[int], head: HeadId) -> np.ndarray:
+    """One head's (T_q, T_k) weights on a teacher-forced pair: encoder input src, decoder input dec."""
+    require_eval(model)
+    device = next(model.parameters()).device
+    att = model(torch.tensor([src], device=device), torch.tensor([dec], device=device), return_attention=True)
+    return att.attention.of(head.kind)[head.layer][0, head.head].float().cpu().numpy()
 
 
 @torch.inference_mode()
@@ -106,8 +167,8 @@ def set_statistics(model: Transformer, ps: ProbeSet) -> dict[AttentionKind, dict
     count = 0
     for src, tgt_in, _, _ in ps.batches:
         att = model(src, tgt_in, return_attention=True).attention
-        S = (src != PAD_ID).sum(1).tolist()
-        T = (tgt_in != PAD_ID).sum(1).tolist()
+        S = (src != model.config.pad_id).sum(1).tolist()
+        T = (tgt_in != model.config.pad_id).sum(1).tolist()
         for kind in AttentionKind:
             maps = torch.stack(att.of(kind), 1).numpy()  # (B, L, H, T_q, T_k)
             for i in range(len(S)):

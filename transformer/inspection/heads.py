@@ -9,7 +9,6 @@ import numpy as np
 from ..attention import AttentionKind
 
 STATISTICS = ("entropy", "distance", "self", "previous", "next", "eos")
-POSITIONS = ("self", "previous", "next", "eos", "first")
 
 
 def head_statistics(maps: np.ndarray, kind: AttentionKind) -> dict[str, np.ndarray]:

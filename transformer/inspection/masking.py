@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import torch
@@ -17,6 +18,18 @@ from ..decoding import greedy_decode, require_eval
 from ..model import Transformer
 from ..options import CallOptions
 from ..tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
+
+
+class Stage(StrEnum):
+    """A step of one attention call as the mask lessons show it."""
+
+    SCALED = "scaled"  # QKᵀ/√d_k
+    MASKED = "masked"  # scaled, with -inf where the mask hides a key
+    WEIGHTS = "weights"  # softmax(masked)
+    OPEN = "open"  # the softmax with the mask switched off (look-ahead only)
+
+
+MASK_STAGES = (Stage.SCALED, Stage.MASKED, Stage.WEIGHTS)
 
 
 @dataclass
@@ -32,6 +45,10 @@ class PaddingDemo:
     scaled: np.ndarray
     masked: np.ndarray
     weights: np.ndarray
+
+    def stage(self, stage: Stage) -> np.ndarray:
+        """(B, L, H, S, S) values of one stage."""
+        return {Stage.SCALED: self.scaled, Stage.MASKED: self.masked, Stage.WEIGHTS: self.weights}[stage]
 
     @property
     def padded(self) -> int:
@@ -51,11 +68,12 @@ def padding_demo(model: Transformer, tokenizer: Tokenizer, texts: list[str]) -> 
     src = pad_batch(ids, model.config.pad_id)
     out = model(src, torch.full((len(ids), 1), BOS_ID), return_intermediates=True)
     traces = [layer.self_attention for layer in out.intermediates.encoder]
-    stack = lambda name: torch.stack([getattr(t, name) for t in traces], 1).numpy()  # noqa: E731 (B, L, H, S, S)
+    stack = lambda pick: torch.stack([pick(t) for t in traces], 1).numpy()  # noqa: E731 (B, L, H, S, S)
     S = src.size(1)
     pieces = [tokenizer.pieces(x) + ["<pad>"] * (S - len(x)) for x in ids]
     mask = model.source_mask(src).numpy()
-    return PaddingDemo(pieces, [len(x) for x in ids], mask, stack("scaled"), stack("masked"), stack("weights"))
+    scaled, masked, weights = stack(lambda t: t.scaled), stack(lambda t: t.masked), stack(lambda t: t.weights)
+    return PaddingDemo(pieces, [len(x) for x in ids], mask, scaled, masked, weights)
 
 
 @dataclass
@@ -75,6 +93,15 @@ class LookAheadDemo:
     loss_open: float  # ... without it
     predicted: list[str]
     predicted_open: list[str]
+
+    def stage(self, stage: Stage) -> np.ndarray:
+        """(L, H, T, T) values of one stage."""
+        return {
+            Stage.SCALED: self.scaled,
+            Stage.MASKED: self.masked,
+            Stage.WEIGHTS: self.weights,
+            Stage.OPEN: self.weights_open,
+        }[stage]
 
     def upper(self, weights: np.ndarray) -> np.ndarray:
         """The weights strictly above the diagonal (queries looking at later positions)."""
@@ -100,15 +127,15 @@ def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> Look
     masked_out, loss, predicted = run(CallOptions())
     open_out, loss_open, predicted_open = run(CallOptions(look_ahead_mask=False))
     traces = [masked_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
-    stack = lambda ts, name: torch.stack([getattr(t, name)[0] for t in ts]).numpy()  # noqa: E731 (L, H, T, T)
+    stack = lambda ts, pick: torch.stack([pick(t)[0] for t in ts]).numpy()  # noqa: E731 (L, H, T, T)
     open_traces = [open_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
     return LookAheadDemo(
         tokenizer.pieces(tgt_in[0].tolist()),
         tokenizer.pieces(produced),
-        stack(traces, "scaled"),
-        stack(traces, "masked"),
-        stack(traces, "weights"),
-        stack(open_traces, "weights"),
+        stack(traces, lambda t: t.scaled),
+        stack(traces, lambda t: t.masked),
+        stack(traces, lambda t: t.weights),
+        stack(open_traces, lambda t: t.weights),
         loss,
         loss_open,
         predicted,

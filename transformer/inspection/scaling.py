@@ -88,7 +88,7 @@ def model_scaling(model: Transformer, src_ids: list[int], decoder_input: list[in
     inter = out.intermediates
     rows = []
     for kind in AttentionKind:
-        n = model.config.n_encoder_layers if kind.in_encoder else model.config.n_decoder_layers
+        n = model.config.n_layers(kind)
         for layer in range(n):
             t = inter.trace(kind, layer)
             valid = torch.isfinite(t.masked[0]).numpy()  # (H, T_q, T_k)

@@ -15,6 +15,7 @@ from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
 from transformer.inspection import masking
+from transformer.inspection.masking import Stage
 from transformer.layout import METRICS_FILE, checkpoints_root
 from transformer.training.metrics import read_metrics
 
@@ -30,12 +31,7 @@ def padding_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     if not other.strip():
         st.info(tr("masks.padding.need_other"))
         return
-    demo = cache.memo(
-        "padding",
-        subj.path,
-        (subj.text, other),
-        lambda c: masking.padding_demo(c.model, c.tokenizer, [subj.text, other]),
-    )
+    demo = cache.memo(masking.padding_demo, ckpt.model, ckpt.tokenizer, [subj.text, other])
     if demo.lengths[0] == demo.lengths[1]:
         st.warning(tr("masks.padding.same_length"))
     B, _, _, S = demo.mask.shape
@@ -51,9 +47,7 @@ def padding_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
 
 def look_ahead_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     st.markdown(tr("masks.look_ahead.intro"))
-    demo = cache.memo(
-        "look_ahead", subj.path, subj.text, lambda c: masking.look_ahead_demo(c.model, c.tokenizer, subj.text)
-    )
+    demo = cache.memo(masking.look_ahead_demo, ckpt.model, ckpt.tokenizer, subj.text)
     T = len(demo.targets)
     st.markdown(tr("masks.look_ahead.shape", T=T))
     choice = head_picker("mask_dec", ckpt, tr, default_kind=AttentionKind.DECODER)
@@ -69,9 +63,9 @@ def look_ahead_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     show_view(LookAheadRowView(choice.layer, choice.head, row), demo, tr, "look_ahead_row")
     c1, c2 = st.columns(2)
     with c1:
-        show_view(LookAheadView("masked", choice.layer, choice.head), demo, tr, "look_ahead_masked")
+        show_view(LookAheadView(Stage.MASKED, choice.layer, choice.head), demo, tr, "look_ahead_masked")
     with c2:
-        show_view(LookAheadView("weights", choice.layer, choice.head), demo, tr, "look_ahead_weights")
+        show_view(LookAheadView(Stage.WEIGHTS, choice.layer, choice.head), demo, tr, "look_ahead_weights")
     check("upper_weight", tr("masks.look_ahead.check"), float(demo.upper(demo.weights).max(initial=0.0)), 0.0, tr)
 
 
@@ -104,22 +98,20 @@ def _leak_runs(tr: Translator) -> None:
         figures.line_chart(series, tr("masks.leak.curves"), x_title=tr("fig.step"), y_title=tr("fig.loss")),
         "leak_curves",
     )
-    table(rows, "leak_table")
+    table(rows, "leak_table", tr)
     st.markdown(tr("masks.leak.explain"))
 
 
 def off_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     st.subheader(tr("masks.off.look_ahead"))
     st.markdown(tr("masks.off.look_ahead_intro"))
-    demo = cache.memo(
-        "look_ahead", subj.path, subj.text, lambda c: masking.look_ahead_demo(c.model, c.tokenizer, subj.text)
-    )
+    demo = cache.memo(masking.look_ahead_demo, ckpt.model, ckpt.tokenizer, subj.text)
     choice = head_picker("mask_off", ckpt, tr, default_kind=AttentionKind.DECODER)
     c1, c2 = st.columns(2)
     with c1:
-        show_view(LookAheadView("weights", choice.layer, choice.head), demo, tr, "off_masked")
+        show_view(LookAheadView(Stage.WEIGHTS, choice.layer, choice.head), demo, tr, "off_masked")
     with c2:
-        show_view(LookAheadView("open", choice.layer, choice.head), demo, tr, "off_open")
+        show_view(LookAheadView(Stage.OPEN, choice.layer, choice.head), demo, tr, "off_open")
     check(
         "upper_open",
         tr("masks.off.upper_open"),
@@ -142,18 +134,14 @@ def off_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
             },
         ],
         "off_table",
+        tr,
     )
     st.caption(tr("masks.off.no_claim"))
     st.subheader(tr("masks.leak.title"))
     _leak_runs(tr)
     st.subheader(tr("masks.off.padding"))
     other = st.session_state.get("mask_other") or OTHER
-    effect = cache.memo(
-        "padding_effect",
-        subj.path,
-        (subj.text, other),
-        lambda c: masking.padding_effect(c.model, c.tokenizer, subj.text, other),
-    )
+    effect = cache.memo(masking.padding_effect, ckpt.model, ckpt.tokenizer, subj.text, other)
     st.markdown(tr("masks.off.padding_intro", pads=effect.n_pads))
     check("pad_delta", tr("masks.off.delta_with"), effect.delta, 1e-6, tr)
     check("pad_delta_open", tr("masks.off.delta_without"), effect.delta_open, 1e-4, tr, above=True)

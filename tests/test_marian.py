@@ -108,6 +108,7 @@ def test_tokenization_is_identical_to_marian_tokenizer(imported, hf_tok):
         _, target = tok.target_ids(text)
         assert target == hf_tok(text_target=text).input_ids, text
         assert tok.decode(target) == hf_tok.decode(target, skip_special_tokens=True)
+        assert [i for i, *_ in tok.encode_with_offsets(text)] == target[:-1]  # one per decoder row
     assert tok.unknown_words("The dog ☃ sat") == ["☃"]  # from the tokenizer's own vocabulary: <unk>
 
 
@@ -341,7 +342,7 @@ def test_bad_folders_give_a_clear_message_and_write_nothing(marian_src, tmp_path
     assert main(["import-marian", str(marian_src), "--out", str(out), "--overwrite"]) == 0
 
 
-def test_every_page_renders_on_an_imported_marian(imported, monkeypatch):
+def test_every_page_renders_on_an_imported_tiny_marian(imported, monkeypatch):
     from apptest import app, figures, run
 
     root = imported.parent
@@ -350,3 +351,63 @@ def test_every_page_renders_on_an_imported_marian(imported, monkeypatch):
         at = run(app(page, checkpoint="tiny-marian", text="The dog was too tired, so it stayed home."))
         assert at.session_state["checkpoint"] == "tiny-marian"
         assert figures(at) or page == "headlab", page
+
+
+def test_all_heads_overview_stays_legible_at_48_heads_per_kind():
+    import numpy as np
+
+    from pages._ui import figures
+    from pages._ui.i18n import Translator
+
+    weights = np.random.default_rng(0).dirichlet(np.ones(30), size=(6, 8, 30)).astype(np.float32)  # (L, H, T, S)
+    fig = figures.heads_overview(weights, Translator("en"), "all")
+    z = np.asarray(fig.data[0].z)
+    assert z.shape == (6 * 31 - 1, 8 * 31 - 1)  # 48 tiles, one cell gap between them
+    tile_px = figures.OVERVIEW_WIDTH_PX * 30 / z.shape[1]
+    assert tile_px > 80  # each head's tile is ~85 px wide at the page's width
+    # square cells: the height follows the tiles' aspect (no squeezed strip, no tall empty band)
+    plot_h = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert abs(plot_h / figures.OVERVIEW_WIDTH_PX - z.shape[0] / z.shape[1]) < 0.05
+    assert len(fig.data[1].x) == 48 and 6 <= fig.data[1].marker.size <= tile_px / 3
+
+
+@pytest.fixture(scope="session")
+def imported_6x8(tmp_path_factory) -> Path:
+    """An imported Marian of the paper's shape (6+6 layers, 8 heads), tiny in width (d_model 32)."""
+    src = make_marian_folder(tmp_path_factory.mktemp("hf68") / "opus-mt-en-fr", layers=6, heads=8)
+    root = tmp_path_factory.mktemp("root68")
+    assert main(["import-marian", str(src), "--out", str(root / "opus-mt-en-fr")]) == 0
+    other = root / "opus-mt-en-de"
+    shutil.copytree(root / "opus-mt-en-fr", other)
+    card = json.loads((other / "card.json").read_text())
+    card["target_lang"] = "de"
+    (other / "card.json").write_text(json.dumps(card))
+    return root
+
+
+def test_every_page_renders_on_an_imported_marian_of_the_papers_shape(imported_6x8, monkeypatch):
+    from apptest import app, figures, run
+
+    from pages._ui.i18n import Translator
+
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(imported_6x8))
+    text = "The dog was too tired, so it stayed home."
+    at = run(app(checkpoint="opus-mt-en-fr", text=text))
+    figs = figures(at)
+    assert figs, "the explorer shows figures"
+    infos = [i.value for i in at.info]
+    prefix = Translator("en")("marian.probe_prefix", n=0).split("0")[0]
+    assert any(v.startswith(prefix) for v in infos), infos  # the probe ran on demand and the route was stated
+    assert not at.warning or all("corpus" not in w.value for w in at.warning)  # no notes from our corpus's words
+    # pickers follow the model's shape: 6 layers, 8 heads
+    layer_boxes = [s for s in at.selectbox if s.key and s.key.endswith("_layer")]
+    head_boxes = [s for s in at.selectbox if s.key and s.key.endswith("_head")]
+    assert layer_boxes and all(list(s.options) == [str(i) for i in range(6)] for s in layer_boxes)
+    assert head_boxes and all(list(s.options) == [str(i) for i in range(8)] for s in head_boxes)
+    for page in ("headlab", "masks", "positions", "arithmetic", "multihead", "variants"):
+        at = run(app(page, checkpoint="opus-mt-en-fr", text=text))
+        assert at.session_state["checkpoint"] == "opus-mt-en-fr", page
+    # another target language: the probe's parts say why they do not apply
+    at = run(app(checkpoint="opus-mt-en-de", text=text))
+    expected = Translator("en")("marian.probe_not_french", lang="de")
+    assert expected in [i.value for i in at.info]

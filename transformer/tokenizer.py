@@ -76,7 +76,8 @@ class TokenizerBase(ABC):
 
     @abstractmethod
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
-        """(id, piece, char_begin, char_end) for each source piece of text; offsets index into text."""
+        """(id, piece, char_begin, char_end) for each target piece of text (one per decoder row of
+        target_ids); offsets index into text."""
 
     @abstractmethod
     def files(self) -> dict[str, bytes]:
@@ -266,12 +267,7 @@ class MarianTokenizer(TokenizerBase):
         return self.target_sp.decode_pieces(self.pieces(i for i in ids if i not in drop)).strip()
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
-        code, rest = self._split_code(text)
-        shift = len(text) - len(rest)
-        out = [(self.piece_to_id(c), c, 0, shift) for c in code]
-        for p, b, e in _offsets(self.source_sp, rest):
-            out.append((self.piece_to_id(p.piece), p.piece, b + shift, e + shift))
-        return out
+        return [(self.piece_to_id(p.piece), p.piece, b, e) for p, b, e in _offsets(self.target_sp, text)]
 
     def files(self) -> dict[str, bytes]:
         vocab = json.dumps(self.vocab, ensure_ascii=False, indent=1).encode("utf-8")

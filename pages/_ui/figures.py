@@ -126,6 +126,10 @@ def _tile_axis(labels: list[str], stride: int, **extra) -> dict:
     return dict(tickmode="array", tickvals=ticks, ticktext=labels, showgrid=False, zeroline=False, **extra)
 
 
+OVERVIEW_WIDTH_PX = 700  # the width a page gives a figure, for sizing the overview's tiles
+OVERVIEW_MAX_HEIGHT = 1100
+
+
 def heads_overview(
     weights: np.ndarray, tr: Tr, title: str = "", *, highlight: tuple[int, int] | None = None
 ) -> go.Figure:
@@ -160,12 +164,18 @@ def heads_overview(
             )
         )
     centres = [(layer, head) for layer in range(L) for head in range(H)]
+    # square cells fill the width: the height follows the tiles' aspect, so that 6 layers x 8 heads
+    # (opus-mt, 48 tiles per kind) keep tiles of ~80 px at the page's ~700 px rather than a squeezed strip
+    rows, cols = z.shape
+    tile_px = OVERVIEW_WIDTH_PX * Tk / cols
+    height = int(min(OVERVIEW_MAX_HEIGHT, max(220, (60 if title else 30) + 20 + OVERVIEW_WIDTH_PX * rows / cols)))
     dots = go.Scatter(
         x=[head * (Tk + gap) + (Tk - 1) / 2 for _, head in centres],
         y=[layer * (Tq + gap) + (Tq - 1) / 2 for layer, _ in centres],
         customdata=[[layer, head] for layer, head in centres],
         mode="markers",
-        marker=dict(size=18, symbol="circle-open", color="crimson", line=dict(width=2)),  # open: cells show through
+        # open: cells show through; no larger than a third of a tile, so many small tiles stay readable
+        marker=dict(size=max(6, min(18, tile_px / 3)), symbol="circle-open", color="crimson", line=dict(width=2)),
         hovertemplate=esc(tr("fig.click_to_enlarge", layer="%{customdata[0]}", head="%{customdata[1]}"))
         + "<extra></extra>",
         showlegend=False,
@@ -173,9 +183,14 @@ def heads_overview(
     layout = dict(
         title=dict(text=esc(title), font=dict(size=14)),
         shapes=shapes,
-        height=min(1000, max(220, 60 + L * 170)),
+        height=height,
         margin=dict(l=70, r=10, t=60 if title else 30, b=10, autoexpand=False),
-        xaxis=_tile_axis([esc(tr("fig.head_n", head=h)) for h in range(H)], Tk + gap, side="top"),
+        xaxis=_tile_axis(
+            [esc(tr("fig.head_n", head=h)) for h in range(H)],
+            Tk + gap,
+            side="top",
+            tickfont=dict(size=12 if H <= 8 else 9),
+        ),
         yaxis=_tile_axis(
             [esc(tr("fig.layer_n", layer=i)) for i in range(L)], Tq + gap, autorange="reversed", scaleanchor="x"
         ),

@@ -1,25 +1,93 @@
-"""Probe scores as the pages use them: marks on heads, default heads."""
+"""Probe scores as the pages use them: marks on heads, default heads.
+
+Our checkpoints carry the coreference probe in their card. An imported opus-mt model has none:
+for a French target it is computed here, on demand (the route statement asks), once per
+checkpoint for every session, with a progress bar; for other targets the route statement says
+why it does not apply.
+"""
 
 from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
 
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.card import best_probe_head, probe_scores
+from transformer.marian import coreference_applies, coreference_evaluation, is_imported, target_language
+
+from .lru import BoundedCache
 
 MARK_THRESHOLD = 0.8
+PROBE_SENTENCES = 200  # held-out coreference sentences probed on an imported model (~20 s at base size)
+
+
+@st.cache_resource(show_spinner=False)
+def _probes() -> BoundedCache[dict]:
+    """Computed probes of imported checkpoints: a few kB each, 16 at most."""
+    return BoundedCache(16, 4 * 2**20)
+
+
+class _NotComputed(Exception):
+    pass
+
+
+def _not_computed() -> dict:
+    raise _NotComputed  # errors are never cached: a look-up that must not compute
+
+
+def _probe_key(ckpt: Checkpoint) -> tuple:
+    from . import cache
+
+    return (str(ckpt.path), cache.stamp(str(ckpt.path)), PROBE_SENTENCES)
+
+
+def _computed(ckpt: Checkpoint) -> dict | None:
+    try:
+        return _probes().get(_probe_key(ckpt), _not_computed)
+    except _NotComputed:
+        return None
+
+
+def compute_probe(ckpt: Checkpoint, tr) -> dict:
+    """The probe of an imported French-target checkpoint, computed now if no session has yet (progress bar)."""
+    from transformer.corpus import CorpusSpec, generate_test
+
+    def run() -> dict:
+        examples = generate_test(CorpusSpec())[:PROBE_SENTENCES]
+        bar = st.progress(0.0, text=tr("marian.probe_running", n=len(examples)))
+
+        def step(done: int, total: int) -> None:
+            bar.progress(done / total, text=tr("marian.probe_progress", done=done, total=total))
+
+        try:
+            return coreference_evaluation(ckpt.model, ckpt.tokenizer, examples, step)
+        finally:
+            bar.empty()
+
+    return _probes().get(_probe_key(ckpt), run)
+
+
+def probe_card(ckpt: Checkpoint) -> dict[str, Any]:
+    """The card the probe readers use: ours as written; an import's with the probe once it is computed."""
+    if not is_imported(ckpt.card):
+        return ckpt.card
+    computed = _computed(ckpt) if coreference_applies(ckpt.card) else None
+    return {**ckpt.card, "evaluation": computed} if computed is not None else ckpt.card
 
 
 def probe_marks(ckpt: Checkpoint, kind: AttentionKind, threshold: float = MARK_THRESHOLD) -> dict[HeadId, float]:
     """head -> score for heads whose pronoun row finds the antecedent in >= threshold of sentences."""
     if AttentionKind(kind) is AttentionKind.DECODER:
         return {}
-    return {s.head: s.score for s in probe_scores(ckpt.card, ckpt.config, kind) if s.score >= threshold}
+    return {s.head: s.score for s in probe_scores(probe_card(ckpt), ckpt.config, kind) if s.score >= threshold}
 
 
 def default_head(ckpt: Checkpoint, kind: AttentionKind) -> HeadId:
     """Where a picker opens: the probe's best head for the kind, else the last layer's head 0."""
     kind = AttentionKind(kind)
-    best = None if kind is AttentionKind.DECODER else best_probe_head(ckpt.card, ckpt.config, kind)
+    best = None if kind is AttentionKind.DECODER else best_probe_head(probe_card(ckpt), ckpt.config, kind)
     if best is not None:
         return best.head
     return HeadId(kind, ckpt.config.n_layers(kind) - 1, 0)
@@ -29,9 +97,17 @@ ROUTE_THRESHOLD = 0.8
 
 
 def route_statement(ckpt: Checkpoint, tr) -> str | None:
-    """Where this checkpoint decides il/elle, in one sentence built from its card's probe scores."""
-    enc = best_probe_head(ckpt.card, ckpt.config, AttentionKind.ENCODER)
-    cross = best_probe_head(ckpt.card, ckpt.config, AttentionKind.CROSS)
+    """Where this checkpoint decides il/elle, in one sentence built from its card's probe scores.
+
+    For an imported model: computed on demand for a French target; for another, why it does not apply.
+    """
+    card = ckpt.card
+    if is_imported(card):
+        if not coreference_applies(card):
+            return tr("marian.probe_not_french", lang=target_language(card) or "?")
+        card = {**card, "evaluation": compute_probe(ckpt, tr)}
+    enc = best_probe_head(card, ckpt.config, AttentionKind.ENCODER)
+    cross = best_probe_head(card, ckpt.config, AttentionKind.CROSS)
     if enc is None or cross is None:
         return None
     values = dict(
@@ -42,6 +118,7 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
         cross_head=cross.head.head,
         cross_score=cross.score,
     )
+    prefix = tr("marian.probe_prefix", n=card["evaluation"]["n_sentences"]) + " " if is_imported(card) else ""
     if enc.score >= ROUTE_THRESHOLD:
         text = tr("route.encoder", **values)
     elif cross.score >= ROUTE_THRESHOLD:
@@ -51,4 +128,4 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
     train = ckpt.card.get("train_config") if isinstance(ckpt.card, dict) else None
     if isinstance(train, dict) and isinstance(train.get("align_pronoun"), (int, float)) and train["align_pronoun"] > 0:
         text += " " + tr("route.supervised")
-    return text
+    return prefix + text

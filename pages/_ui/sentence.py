@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
+from transformer.marian import is_imported
 from transformer.vocabulary import for_card, words_of
 
 from . import cache
@@ -22,7 +23,8 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
     a = cache.analysis(subj.path, subj.text, subj.beam)
     if not show:
         return a
-    known = cache.memo(for_card, ckpt.card)
+    # an imported model's vocabulary is its tokenizer's (its <unk> notes below), not our corpus's words
+    known = None if is_imported(ckpt.card) else cache.memo(for_card, ckpt.card)
     unseen = known.unseen(a.text) if known is not None else []
     no_words = not words_of(a.text)
     guess = bool(unseen or no_words or a.unknown_chars)

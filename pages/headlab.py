@@ -141,16 +141,16 @@ def probe_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     for col, q in zip(cols, PROBE_QUERIES):
         with col:
             ranked = probe_ranking(probe, q)
-            st.markdown(f"**{tr(f'lab.query.{q.kind.value}_{q.query}')}**")
+            st.markdown(f"**{tr(f'lab.query.{q.kind.value}_{q.query.value}')}**")
             labels = [f"L{h.layer} H{h.head}" for h, _ in ranked]
             fig = figures.bar_chart(
                 labels, [s for _, s in ranked], tr, "", value_title=tr("lab.probe_axis"), highlight=0
             )
-            plot(fig, f"lab_probe_{q.kind.value}_{q.query}")
+            plot(fig, f"lab_probe_{q.kind.value}_{q.query.value}")
             best = ranked[0][0]
             st.button(
                 tr("lab.open_explorer", head=f"L{best.layer} H{best.head}"),
-                key=f"lab_open_{q.kind.value}_{q.query}",
+                key=f"lab_open_{q.kind.value}_{q.query.value}",
                 on_click=_open_in_explorer,
                 args=(best, subj.path),
             )

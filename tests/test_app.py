@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from apptest import app, figures, node_text, run, tab, texts, z_of
+from apptest import EN, app, figures, node_text, run, tab, texts, z_of
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
@@ -65,10 +65,13 @@ def test_wide_sentence_gives_elle():
 def test_empty_and_huge_inputs_render_without_exception(text):
     at = run(app(text=text))
     if not text.strip():
-        assert at.info and not figures(at)
+        assert [i.value for i in at.info] == [EN("sentence.empty")] and figures(at) == {}
     else:
         notes = node_text(at.get_by_key("sentence_notes"))
-        assert "127" in notes  # the model reads 127 pieces; the note says so
+        pieces = len(load_checkpoint(DEFAULT_CHECKPOINT).tokenizer.encode(text))
+        assert EN("sentence.truncated", pieces=pieces, limit=127) in notes  # the model reads 127 pieces
+        assert set(figures(at)) == {"head_encoder", "head_cross", "head_decoder"}
+        assert z_of(figures(at)["head_encoder"]["data"][0]).shape == (128, 128)  # 127 pieces and </s>
 
 
 def test_unknown_characters_are_listed_as_text():
@@ -96,7 +99,8 @@ def test_a_corrupt_checkpoint_in_the_picker_gives_a_message(tmp_path, monkeypatc
     assert at.session_state["checkpoint"] == "coref-en-fr"  # the shipped one is preselected
     at.sidebar.selectbox(key="checkpoint").select("broken").run()
     assert not at.exception
-    assert at.error and any("safetensors" in t for t in texts(at))
+    assert [e.value for e in at.error] == [EN("common.bad_checkpoint")]
+    assert any("safetensors" in t for t in texts(at))  # the loader's own message, as text
 
 
 def test_an_untrained_snapshot_can_be_explored():
@@ -105,7 +109,10 @@ def test_an_untrained_snapshot_can_be_explored():
     assert "coref-en-fr/snapshots/step-000000" in options
     at.sidebar.selectbox(key="checkpoint").select("coref-en-fr/snapshots/step-000000").run()
     assert not at.exception
-    assert figures(at)  # an untrained model still has heads to show
+    figs = figures(at)  # an untrained model still has heads to show: proper attention rows
+    assert set(figs) == {"head_encoder", "head_cross", "head_decoder"}
+    for key in ("head_encoder", "head_cross"):
+        np.testing.assert_allclose(np.nansum(z_of(figs[key]["data"][0]), axis=-1), 1.0, atol=1e-3)
 
 
 def test_a_malformed_card_does_not_break_the_page(tmp_path, monkeypatch):

@@ -7,9 +7,10 @@ import math
 import numpy as np
 import pytest
 import torch
-from apptest import app, check_value, figures, run, tab, table
+from apptest import app, check_value, figures, node_text, run, tab, table
 
 from transformer.attention import AttentionKind
+from transformer.checkpoint import load_checkpoint
 from transformer.inspection import variants
 from transformer.inspection.heads import argmax_shares, head_statistics, rollout, summarize_layer
 from transformer.inspection.scaling import random_scaling, softmax_stats
@@ -127,6 +128,8 @@ def test_variants_page_wide_window_changes_nothing():
     at = run(app("variants", variants_tab="restricted"))
     assert check_value(at, "window_full") == 0.0
     rows = table(at, "restricted_table")
-    assert len(rows) >= 10  # r = S, S - 1, ..., 0
+    S = len(load_checkpoint(DEFAULT_CHECKPOINT).tokenizer.encode(at.session_state["text"])) + 1  # with </s>
+    assert list(rows.iloc[:, 0]) == [S, *range(S - 1, -1, -1)]  # r = S, S - 1, ..., 0
+    assert rows.iloc[0, 2] == node_text(at.get_by_key("translation")).splitlines()[-1]  # r = S: the full translation
     tab(at, "variants_tab", "variants.tab.table1")
     assert len(table(at, "table1")) == 4 and {"table1_time", "table1_memory"} <= set(figures(at))

@@ -105,7 +105,7 @@ def test_odd_input_gets_a_clear_note_and_never_an_exception(text, expect):
     text = text.encode().decode("unicode_escape") if "\\\\x" in text else text
     at = run(app(text=text))
     if expect == "empty":
-        assert at.info
+        assert [i.value for i in at.info] == [EN("sentence.empty")]
         return
     notes = node_text(at.get_by_key("sentence_notes"))
     caption = node_text(at.get_by_key("translation"))

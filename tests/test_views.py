@@ -6,9 +6,10 @@ import numpy as np
 import plotly.io as pio
 
 from pages._ui import figures
-from pages._ui.export import to_csv
+from pages._ui.export import table_csv, to_csv
 from pages._ui.i18n import Translator
 from pages._ui.views import Context, DiffView, FocusView, HeadView, OverviewView, WordsView
+from transformer.attention import AttentionKind
 from transformer.inspection.maps import difference, merge_words, token_focus, word_labels
 from transformer.tokenizer import word_groups
 
@@ -45,10 +46,21 @@ def test_token_focus_and_difference():
 
 
 def test_csv_is_labelled_and_defuses_formulas():
-    text = to_csv(np.array([[0.25, 0.75]]), ["=cmd"], ['a"b', "c"])
+    text = to_csv(np.array([[0.25, -0.75]]), ["=cmd"], ['a"b', "c"])
     lines = text.splitlines()
     assert lines[0] == '"query \\ key","a""b","c"'
-    assert lines[1] == '"\'=cmd",0.250000,0.750000'
+    assert lines[1] == '"\'=cmd",0.250000,-0.750000'  # a negative number stays a number
+    # every cell a spreadsheet would read as a formula gets an apostrophe, in tables as in matrices
+    rows = [
+        {"token": t, "n": i, "share": 0.5, "none": None} for i, t in enumerate(["=1+1", "+x", "-x", "@x", "\tx", "\rx"])
+    ]
+    lines = table_csv(rows).splitlines()
+    assert lines[0] == '"token","n","share","none"'
+    assert lines[1] == '"\'=1+1",0,0.500000,'
+    assert [line.split(",")[0] for line in lines[2:4]] == ['"\'+x"', '"\'-x"']
+    assert table_csv(rows[3:4]) == '"token","n","share","none"\n"\'@x",3,0.500000,\n'
+    assert table_csv(rows[4:5]).splitlines()[1].startswith('"\'\tx"') and '"\'\rx"' in table_csv(rows[5:])
+    assert table_csv([{"a": "plain", "b": float("nan")}]) == '"a","b"\n"plain",\n'
 
 
 def test_heatmap_keeps_repeated_tokens_apart_and_escapes_markup():
@@ -116,20 +128,23 @@ def test_views_give_the_matrix_the_csv_and_the_figure_show():
     a, b = _A(), _A()
     b.encoder = b.encoder[..., :2, :2]
     ctx = Context(a, _Ckpt(), lambda text: b)
-    head = HeadView("cross", 0, 2).matrix(ctx)
+    head = HeadView(AttentionKind.CROSS, 0, 2).matrix(ctx)
     np.testing.assert_array_equal(head.values, a.cross[0, 2])
     assert head.rows == a.output_pieces and head.cols == a.source_pieces
-    csv = HeadView("cross", 0, 2).csv(ctx).splitlines()
-    assert len(csv) == 1 + 2 and csv[1].startswith('"▁il",')
-    fig = HeadView("cross", 0, 2).figure(ctx, TR)
+    csv = HeadView(AttentionKind.CROSS, 0, 2).csv(ctx).splitlines()
+    assert csv[0] == '"query \\ key","▁it","▁it","</s>"' and len(csv) == 1 + 2
+    assert csv[1] == '"▁il",' + ",".join(f"{x:.6f}" for x in a.cross[0, 2, 0])
+    fig = HeadView(AttentionKind.CROSS, 0, 2).figure(ctx, TR)
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), a.cross[0, 2], rtol=1e-6)
-    focus = FocusView("encoder", 1).matrix(ctx)
+    focus = FocusView(AttentionKind.ENCODER, 1).matrix(ctx)
     assert focus.values.shape == (8, 3) and focus.rows[5] == "L1 H1"
-    diff = DiffView("encoder", 1, 0, "other").matrix(ctx)
+    diff = DiffView(AttentionKind.ENCODER, 1, 0, "other").matrix(ctx)
     assert diff.values.shape == (2, 2) and diff.diverging
-    words = WordsView("encoder", 0, 0).matrix(ctx)
+    words = WordsView(AttentionKind.ENCODER, 0, 0).matrix(ctx)
     assert words.values.shape == (3, 3) and words.cols == ["it", "it", "</s>"]
-    overview = OverviewView("encoder", (1, 2)).matrix(ctx)
+    overview = OverviewView(AttentionKind.ENCODER, (1, 2)).matrix(ctx)
     assert overview.values.shape == (2 * 4 * 3, 3) and overview.rows[0].startswith("L0 H0")
     # views are values: equal views are equal keys, whatever their title
-    assert HeadView("cross", 0, 2) == HeadView("cross", 0, 2) and hash(HeadView("cross", 0, 2))
+    same = HeadView(AttentionKind.CROSS, 0, 2)
+    assert same == HeadView(AttentionKind.CROSS, 0, 2) and {same: 1}[HeadView(AttentionKind.CROSS, 0, 2)] == 1
+    assert same != HeadView(AttentionKind.CROSS, 0, 1) and same.file_name() == "cross_L0_H2"

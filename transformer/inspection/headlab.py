@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from ..attention import AttentionKind, HeadId
 from ..corpus import Example
 from ..decoding import require_eval
-from ..evaluate import PROBE_QUERIES, ProbeQuery, ProbeResult, ProbeRows, probe_batches
+from ..evaluate import ProbeQuery, ProbeResult, ProbeRow, ProbeRows, probe_batches
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions, HeadMask
 from ..tokenizer import Tokenizer
@@ -93,7 +93,7 @@ def rank_heads(model: Transformer, ps: ProbeSet) -> tuple[Effect, list[HeadEffec
 
 def pronoun_query(kind: AttentionKind) -> ProbeQuery | None:
     """The probe's row of the pronoun for a kind (the encoder's "it", the decoder row writing il/elle), if any."""
-    return next((q for q in PROBE_QUERIES if q.kind is kind and q.query == "pronoun"), None)
+    return ProbeQuery.of(kind, ProbeRow.PRONOUN)
 
 
 def probe_ranking(probe: ProbeResult, query: ProbeQuery) -> list[tuple[HeadId, float]]:

@@ -1,15 +1,25 @@
-"""What a user feels, in a real browser (Debian's chromium, Playwright): three medians.
+"""What a user feels, in a real browser (Debian's chromium, Playwright): four medians, and where the time goes.
 
-    python bench/bench_browser.py [--ref GIT_REV] [--repeat N]
+    python bench/bench_browser.py [--ref GIT_REV] [--repeat N] [--runs N] [--cold N]
 
 1. A new sentence, from pressing Ctrl+Enter until the page has redrawn (script done,
    nothing stale, the new translation shown, the heatmaps drawn with the new pieces).
 2. A warm visit: a second browser tab (same browser, so its HTTP cache; a new session) on a
    running server, until the first heatmap is drawn.
 3. A tab switch of the explorer (Heads -> All heads) until its heatmap is drawn.
+4. A cold start: from starting the server process (the browser already open) until the
+   first heatmap of a first visit is drawn.
+
+For the new sentence it also prints where the time went, on the page's own clock (hooks
+installed before the app's scripts, see browser.PROFILE_HOOKS): the key until the rerun
+request leaves, the server (request sent until the run's last websocket message arrives:
+the script and its transport), the browser after that message until the redraw; and, over
+the whole redraw, the time inside Plotly.react/newPlot, the main thread's long tasks and
+the bytes received.
 
 With --ref, the same is measured for that commit (checked out in a temporary git
-worktree) in the same run, on the same machine, so the two can be compared.
+worktree) in the same run, on the same machine, so the two can be compared; with --runs,
+the whole measurement is repeated (the apps alternating) and every run is printed.
 """
 
 from __future__ import annotations
@@ -26,9 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import SENTENCES  # noqa: E402
-from browser import REDRAWN, launch, machine, server  # noqa: E402
+from browser import PROFILE_HOOKS, REDRAWN, REDRAWN_NOTED, launch, machine, server  # noqa: E402
 
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
+HEATMAP = ".js-plotly-plot .heatmaplayer image"
+VIEWPORT = {"width": 1500, "height": 1100}
+PARTS = ("key", "server", "browser", "plotly", "long tasks", "calls", "kB in")
 
 
 def expected_translations() -> dict[str, str]:
@@ -47,13 +60,37 @@ def marker_of(sentence: str) -> str:
     return "▁" + sentence.split()[1]  # the first noun's piece
 
 
-def measure(url: str, translations: dict[str, str], repeat: int) -> dict[str, list[float]]:
+def breakdown(page) -> dict[str, float]:
+    """Where the last new sentence's time went (ms on the page's clock; see the module's docstring)."""
+    p = page.evaluate(
+        "() => { const p = window.__prof, copy = JSON.parse(JSON.stringify(p));"
+        " for (const k of ['ws', 'plotly', 'long', 'keys']) p[k].length = 0; return copy; }"
+    )
+    key = max(t for k, t in p["keys"] if k == "Enter")
+    done = p["done"]
+    sent = min((t for d, t, _ in p["ws"] if d == "out" and t >= key), default=key)
+    received = [(t, n) for d, t, n in p["ws"] if d == "in" and sent <= t <= done]
+    last = max((t for t, _ in received), default=sent)
+    return {
+        "key": sent - key,
+        "server": last - sent,
+        "browser": done - last,
+        "plotly": sum(end - start for _, start, end in p["plotly"] if key <= start <= done),
+        "long tasks": sum(d for start, d in p["long"] if key <= start <= done),
+        "calls": sum(1 for _, start, _ in p["plotly"] if key <= start <= done),
+        "kB in": sum(n for _, n in received) / 1e3,
+    }
+
+
+def measure(url: str, translations: dict[str, str], repeat: int) -> tuple[dict[str, list[float]], list[dict]]:
     from playwright.sync_api import sync_playwright
 
     times: dict[str, list[float]] = {"new sentence": [], "warm visit": [], "tab switch": []}
+    parts = []
     with sync_playwright() as p:
         browser = launch(p)
-        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page = browser.new_page(viewport=VIEWPORT)
+        page.add_init_script(PROFILE_HOOKS)
         page.goto(url, wait_until="domcontentloaded")
         page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], None, 3], timeout=120_000)
         box = page.get_by_label("Sentence (English)")
@@ -62,8 +99,9 @@ def measure(url: str, translations: dict[str, str], repeat: int) -> dict[str, li
             box.fill(sentence)
             t = time.perf_counter()
             box.press("Control+Enter")
-            page.wait_for_function(REDRAWN, arg=[translations[sentence], marker_of(sentence), 3], polling="raf")
+            page.wait_for_function(REDRAWN_NOTED, arg=[translations[sentence], marker_of(sentence), 3], polling="raf")
             times["new sentence"].append(time.perf_counter() - t)
+            parts.append(breakdown(page))
         box.fill(FLAGSHIP)
         box.press("Control+Enter")
         page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], "▁animal", 3], timeout=60_000)
@@ -75,20 +113,36 @@ def measure(url: str, translations: dict[str, str], repeat: int) -> dict[str, li
                 if name == "All heads":
                     times["tab switch"].append(time.perf_counter() - t)
         # a second browser tab: the same browser (its HTTP cache), a new Streamlit session
-        ctx = browser.new_context(viewport={"width": 1500, "height": 1100})
+        ctx = browser.new_context(viewport=VIEWPORT)
         first = ctx.new_page()
         first.goto(url, wait_until="commit")
-        first.wait_for_selector(".js-plotly-plot .heatmaplayer image", timeout=120_000)
+        first.wait_for_selector(HEATMAP, timeout=120_000)
         for _ in range(repeat):
             visit = ctx.new_page()
             t = time.perf_counter()
             visit.goto(url, wait_until="commit")
-            visit.wait_for_selector(".js-plotly-plot .heatmaplayer image", timeout=120_000)
+            visit.wait_for_selector(HEATMAP, timeout=120_000)
             times["warm visit"].append(time.perf_counter() - t)
             visit.close()
         ctx.close()
         browser.close()
-    return times
+    return times, parts
+
+
+def cold_start(app_dir: Path) -> float:
+    """Seconds from starting the server process (chromium already running) until a first visit's heatmap."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport=VIEWPORT)
+        t = time.perf_counter()
+        with server(app_dir) as (url, _):
+            page.goto(url, wait_until="commit")
+            page.wait_for_selector(HEATMAP, timeout=180_000)
+            elapsed = time.perf_counter() - t
+        browser.close()
+    return elapsed
 
 
 def worktree(rev: str, where: Path) -> Path:
@@ -96,10 +150,16 @@ def worktree(rev: str, where: Path) -> Path:
     return where
 
 
+def ms(values: list[float]) -> str:
+    return f"{statistics.median(values) * 1e3:6.0f} ms"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", help="also measure this commit (e.g. the one before a change)")
     ap.add_argument("--repeat", type=int, default=8)
+    ap.add_argument("--runs", type=int, default=1, help="repeat the whole measurement, the apps alternating")
+    ap.add_argument("--cold", type=int, default=1, help="cold starts per app and run (each a new server)")
     args = ap.parse_args()
     translations = expected_translations()
     apps = [("this tree", ROOT)]
@@ -108,12 +168,24 @@ def main() -> None:
         tmp = Path(tempfile.mkdtemp(prefix="bench-ref-"))
         apps.insert(0, (f"ref {args.ref}", worktree(args.ref, tmp / "ref")))
     print(f"machine: {machine()}")
+    medians: dict[str, dict[str, list[float]]] = {name: {} for name, _ in apps}
     try:
-        for name, app_dir in apps:
-            with server(app_dir) as (url, _):
-                times = measure(url, translations, args.repeat)
-            summary = "   ".join(f"{k}: median {statistics.median(v) * 1e3:6.0f} ms" for k, v in times.items())
-            print(f"{name:24s} {summary}")
+        for run in range(1, args.runs + 1):
+            for name, app_dir in apps:
+                cold = [cold_start(app_dir) for _ in range(args.cold)]
+                with server(app_dir) as (url, _):
+                    times, parts = measure(url, translations, args.repeat)
+                times["cold start"] = cold
+                for k, v in times.items():
+                    medians[name].setdefault(k, []).append(statistics.median(v))
+                summary = "   ".join(f"{k}: {ms(v)}" for k, v in times.items())
+                print(f"run {run}  {name:16s} {summary}")
+                split = "  ".join(f"{k} {statistics.median(d[k] for d in parts):.0f}" for k in PARTS)
+                print(f"       new sentence, medians (ms unless named): {split}", flush=True)
+        if args.runs > 1:
+            for name, by_kind in medians.items():
+                summary = "   ".join(f"{k}: {ms(v)}" for k, v in by_kind.items())
+                print(f"median of {args.runs} runs  {name:16s} {summary}")
     finally:
         if tmp is not None:
             subprocess.run(["git", "worktree", "remove", "--force", str(tmp / "ref")], cwd=ROOT, capture_output=True)

@@ -43,6 +43,58 @@ REDRAWN = """([expected, marker, minCharts]) => {
 }"""
 
 
+# Installed before the app's own scripts (page.add_init_script): records, on the page's clock
+# (performance.now()), every websocket frame (direction, time, bytes), every Plotly.react/newPlot call
+# (start, end of its promise), the long tasks (> 50 ms on the main thread) and the script-state changes.
+PROFILE_HOOKS = """(() => {
+  const P = (window.__prof = {ws: [], plotly: [], long: [], state: [], keys: []});
+  const WS = window.WebSocket;
+  const size = d => d.byteLength ?? d.size ?? d.length ?? 0;
+  window.WebSocket = class extends WS {
+    constructor(...a) {
+      super(...a);
+      this.addEventListener('message', e => P.ws.push(['in', performance.now(), size(e.data)]));
+    }
+    send(d) { P.ws.push(['out', performance.now(), size(d)]); return super.send(d); }
+  };
+  try {
+    new PerformanceObserver(l => l.getEntries().forEach(e => P.long.push([e.startTime, e.duration])))
+      .observe({type: 'longtask', buffered: true});
+  } catch (e) {}
+  let plotly;
+  Object.defineProperty(window, 'Plotly', {configurable: true, get: () => plotly, set: v => {
+    for (const f of ['react', 'newPlot']) {
+      const g = v[f];
+      if (typeof g !== 'function' || g.__hooked) continue;
+      v[f] = function (...a) {
+        const t = performance.now();
+        const r = g.apply(this, a);
+        const done = () => P.plotly.push([f, t, performance.now()]);
+        Promise.resolve(r).then(done, done);
+        return r;
+      };
+      v[f].__hooked = true;
+    }
+    plotly = v;
+  }});
+  document.addEventListener('keydown', e => P.keys.push([e.key, performance.now()]), true);
+  const watch = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) return setTimeout(watch, 10);
+    new MutationObserver(() => P.state.push([performance.now(), app.getAttribute('data-test-script-state')]))
+      .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  };
+  watch();
+})();"""
+
+# REDRAWN that also notes, on the page's clock, when it first held (for the profile's breakdown).
+REDRAWN_NOTED = f"""(args) => {{
+  const ok = ({REDRAWN})(args);
+  if (ok && window.__prof) window.__prof.done = performance.now();
+  return ok;
+}}"""
+
+
 def machine() -> str:
     cpu = platform.processor() or platform.machine()
     with contextlib.suppress(OSError):
@@ -74,13 +126,13 @@ def server(app_dir: Path, env: dict[str, str] | None = None, log: Path | None = 
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(240):
+        for _ in range(2400):  # polled often: the cold start is timed from here
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
                     if r.status == 200:
                         break
             except OSError:
-                time.sleep(0.5)
+                time.sleep(0.05)
         else:
             raise RuntimeError(f"streamlit did not start in {app_dir}")
         yield url, proc

@@ -48,6 +48,89 @@ def server(tmp_path_factory):
         yield url
 
 
+TITLES = {  # url path -> the key of its page's title (h1); "" is the default page
+    "": "explorer.title",
+    "explorer": "explorer.title",
+    "headlab": "lab.title",
+    "masks": "masks.title",
+    "positions": "positions.title",
+    "arithmetic": "steps.title",
+    "multihead": "multihead.title",
+    "variants": "variants.title",
+    "training": "train.title",
+}
+# Installed before the app's scripts: every navigation label and every dialog the page ever shows (a
+# mutation observer's callback runs before the next paint, so nothing drawn escapes it).
+WATCH = """(() => {
+  const seen = (window.__seen = {nav: new Set(), dialogs: []});
+  const links = '[data-testid="stSidebarNav"] a, [data-testid="stSidebarNavLink"], [data-testid="stPageLink-NavLink"]';
+  const look = () => {
+    for (const a of document.querySelectorAll(links)) {
+      const lines = a.innerText.split('\\n').map(l => l.trim()).filter(Boolean);  // the icon's name, then the label
+      if (lines.length) seen.nav.add(lines[lines.length - 1]);
+    }
+    for (const d of document.querySelectorAll('[role="dialog"]')) seen.dialogs.push(d.innerText);
+  };
+  new MutationObserver(look).observe(document, {subtree: true, childList: true, characterData: true});
+})();"""
+SEEN = "() => ({nav: [...window.__seen.nav], dialogs: window.__seen.dialogs})"
+
+
+def nav_titles(tr: Translator) -> set[str]:
+    from pages._ui.entry import SECTIONS
+
+    return {tr(title) for entries in SECTIONS.values() for _, title, _ in entries}
+
+
+@pytest.mark.parametrize("path", ["", "explorer"])
+def test_first_paint_of_a_fresh_server_shows_the_catalogue_titles(tmp_path, path):
+    """A fresh server's first visit (Streamlit still takes pages/ for old-style pages then): the navigation
+    never shows a module name of pages/, only the catalogue's titles, and /explorer opens the explorer."""
+    from playwright.sync_api import expect, sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    root = checkpoint_root(tmp_path)
+    with streamlit_server(ROOT, env={"TRANSFORMER_CHECKPOINTS": str(root)}) as (url, _), sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.add_init_script(WATCH)
+        page.goto(f"{url}/{path}", wait_until="commit")
+        expect(page.get_by_role("heading", level=1).first).to_have_text(EN("explorer.title"), timeout=120_000)
+        expect(page.locator(".js-plotly-plot .heatmaplayer image").first).to_be_visible(timeout=60_000)
+        expect(page.get_by_test_id("stPageLink-NavLink")).to_have_count(len(nav_titles(EN)), timeout=30_000)
+        seen = page.evaluate(SEEN)
+        assert page.url.split("?")[0].rstrip("/") == f"{url}/{path}".rstrip("/")
+        browser.close()
+    assert set(seen["nav"]) == nav_titles(EN), seen["nav"]  # never "app", "explorer", "masks" ...
+    assert seen["dialogs"] == []  # no "Page not found"
+
+
+def test_every_page_path_opens_its_page(server):
+    """Every page's url path, the explorer's included, opens that page: its title, no dialog, the same URL."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        for path, title in TITLES.items():
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.add_init_script(WATCH)
+            page.goto(f"{server}/{path}", wait_until="commit")
+            expect(page.get_by_role("heading", level=1).first).to_have_text(EN(title), timeout=120_000)
+            expect(page.get_by_test_id("stPageLink-NavLink")).to_have_count(len(nav_titles(EN)), timeout=30_000)
+            page.wait_for_function(
+                "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') "
+                "!== 'running'",
+                timeout=120_000,
+            )
+            seen = page.evaluate(SEEN)
+            assert seen["dialogs"] == [], path
+            assert set(seen["nav"]) == nav_titles(EN), path
+            assert page.url.split("?")[0].rstrip("/") == f"{server}/{path}".rstrip("/")
+            page.close()
+        browser.close()
+
+
 def test_type_translate_focus_and_screenshot(server):
     from playwright.sync_api import expect, sync_playwright
 

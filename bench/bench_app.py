@@ -1,6 +1,7 @@
 """Server-side cost of the app's pages: compute a sentence's results and build the figures a page sends.
 
     python bench/bench_app.py [--checkpoint DIR]
+    python bench/bench_app.py --size base     # a paper-base-size model, random weights made on the fly
 
 For a 30-piece and a 128-piece sentence: the median time of translating with every
 attention map captured, of building each explorer tab's figures through the same
@@ -136,10 +137,92 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
     }
 
 
+OPUS_MT_VOCAB = 59514  # Helsinki-NLP/opus-mt-en-fr's vocabulary
+
+
+def base_checkpoint(vocab_size: int = OPUS_MT_VOCAB, seed: int = 0):
+    """The size of an imported opus-mt model, made on the fly (nothing is written): the paper's base model
+    (6+6 layers, d_model 512, 8 heads, d_ff 2048) with opus-mt's swish, logits bias, special ids and a
+    Marian tokenizer of vocab_size pieces (the shipped sentencepiece model on both sides, its pieces
+    then placeholders up to vocab_size in vocab.json). Random weights: for timing only."""
+    from transformer.checkpoint import Checkpoint
+    from transformer.config import TransformerConfig
+    from transformer.model import Transformer
+    from transformer.tokenizer import MarianTokenizer
+
+    shipped = load_checkpoint(DEFAULT_CHECKPOINT).tokenizer
+    sp, data = shipped.sp, shipped.model_bytes
+    vocab = {"</s>": 0, "<unk>": 1}
+    for i in range(sp.get_piece_size()):
+        if not (sp.is_control(i) or sp.is_unknown(i)):
+            vocab.setdefault(sp.id_to_piece(i), len(vocab))
+    while len(vocab) < vocab_size - 1:
+        vocab[f"▁placeholder{len(vocab)}"] = len(vocab)
+    vocab["<pad>"] = vocab_size - 1
+    pad = vocab_size - 1
+    cfg = TransformerConfig.preset(
+        "base",
+        vocab_size,
+        dropout=0.0,
+        max_len=512,
+        pad_id=pad,
+        bos_id=pad,
+        eos_id=0,
+        activation="swish",
+        output_bias=True,
+    )
+    torch.manual_seed(seed)
+    model = Transformer(cfg).eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return Checkpoint(model, cfg, MarianTokenizer(data, data, vocab, vocab_size, pad), {}, None)
+
+
+def bench_base() -> None:
+    """--size base: translating a 30-piece sentence with every map, and the explorer's figures."""
+    ckpt = base_checkpoint()
+    m, tok = ckpt.model, ckpt.tokenizer
+    text = sentence_of(tok, 30)
+    other = text.replace("tired", "narrow")
+    print(f"base size: {m.num_parameters() / 1e6:.1f} M parameters, vocabulary {ckpt.config.vocab_size}")
+    with torch.inference_mode():
+        a = analyse(m, tok, text)
+        b = analyse(m, tok, other)
+        t_translate = ms(lambda: analyse(m, tok, text), 3)
+        src = torch.tensor([tok.source_ids(text)])
+        tgt = torch.tensor([[ckpt.config.bos_id] + tok.encode_target(text)[:31]])
+        t_pass = ms(lambda: m(src, tgt, return_attention=True), 5)
+        ref = load_checkpoint(DEFAULT_CHECKPOINT)  # the reference in the same run: the shipped model
+        ref_text = sentence_of(ref.tokenizer, 30)
+        r = analyse(ref.model, ref.tokenizer, ref_text)
+        t_ref = ms(lambda: analyse(ref.model, ref.tokenizer, ref_text), 3)
+    S, T = len(a.source_pieces), len(a.output_pieces)
+    print(f"{S} source pieces, {T} produced (random weights never stop early; the cap is 2 S + 8)")
+    print(f"  translate with every map {t_translate:7.1f} ms   ({t_translate / T:.1f} ms per produced piece)")
+    per_ref = t_ref / len(r.output_pieces)
+    print(
+        f"  reference, the shipped {DEFAULT_CHECKPOINT.name} on a 30-piece sentence: {t_ref:.1f} ms for "
+        f"{len(r.output_pieces)} pieces ({per_ref:.1f} ms per piece); base / shipped per piece: "
+        f"{t_translate / T / per_ref:.1f}x"
+    )
+    print(f"  one teacher-forced pass, {S} x {tgt.size(1)} pieces, every map: {t_pass:.1f} ms")
+    ctx = Context(a, ckpt, lambda _t: b)
+    for tab, views in explorer_tabs(other).items():
+        t_build = ms(lambda views=views: [v.figure(ctx, TR) for v in views])
+        figs = [v.figure(ctx, TR) for v in views]
+        t_json = ms(lambda figs=figs: [pio.to_json(f.to_dict(), validate=False) for f in figs])
+        size = sum(len(pio.to_json(f.to_dict(), validate=False)) for f in figs)
+        print(f"  {tab:12s} figures {t_build:6.1f} ms + JSON {t_json:5.1f} ms   payload {size / 1024:7.1f} kB")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT))
+    p.add_argument("--size", choices=["base"], help="base: a paper-base-size model, random weights made on the fly")
     args = p.parse_args()
+    if args.size == "base":
+        bench_base()
+        return
     ckpt = load_checkpoint(args.checkpoint)
     for n in (30, 128):
         n = min(n, ckpt.config.max_len - 1)

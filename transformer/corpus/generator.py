@@ -228,7 +228,7 @@ def _sample_triple(
 
 
 def _adjectives_for(noun: Noun, role: str) -> list[Adjective]:
-    return [adj for adj in ADJECTIVES if noun.cls in adj.fits or f"role:{role}" in adj.fits]
+    return [adj for adj in ADJECTIVES if adj.describes(noun, role)]
 
 
 def _plain_example(rng: random.Random, a: Noun, b: Noun, template: str) -> Example:

@@ -7,6 +7,7 @@ A new noun or adjective goes here; the generator draws from these tuples.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 
 @dataclass(frozen=True)
@@ -87,23 +88,41 @@ NOUNS: tuple[Noun, ...] = (
 NOUN_BY_EN = {n.en: n for n in NOUNS}
 
 
+class Role(StrEnum):
+    """The part a noun plays in a "fit" sentence: "big" and "small" describe a role, whatever the noun."""
+
+    CONTENT = "content"  # what goes in
+    CONTAINER = "container"  # what it goes in
+
+
 @dataclass(frozen=True)
 class Adjective:
     en: str
     forms: tuple[str, str, str, str]  # French m.sg, f.sg, m.pl, f.pl
-    fits: tuple[str, ...]  # noun classes (or "role:content"/"role:container") it can describe
+    fits: tuple[str, ...]  # noun classes it can describe
+    roles: tuple[Role, ...] = ()  # the roles of a "fit" sentence it describes
 
     def fr(self, gender: str, plural: bool) -> str:
         return self.forms[(2 if plural else 0) + (1 if gender == "f" else 0)]
 
+    def describes(self, noun: Noun, role: str) -> bool:
+        """Whether it can describe this noun in a slot of this role (by the noun's class or by the role)."""
+        return noun.cls in self.fits or role in self.roles
+
 
 def _a(
-    en: str, ms: str, fits: tuple[str, ...], fs: str | None = None, mp: str | None = None, fp: str | None = None
+    en: str,
+    ms: str,
+    fits: tuple[str, ...],
+    fs: str | None = None,
+    mp: str | None = None,
+    fp: str | None = None,
+    roles: tuple[Role, ...] = (),
 ) -> Adjective:
     fs = fs or (ms if ms.endswith("e") else ms + "e")
     mp = mp or (ms if ms.endswith(("s", "x")) else ms + "s")
     fp = fp or fs + "s"
-    return Adjective(en, (ms, fs, mp, fp), fits)
+    return Adjective(en, (ms, fs, mp, fp), fits, roles)
 
 
 ANIMAL, PLACE = ("animal",), ("place",)
@@ -132,10 +151,10 @@ ADJECTIVES: tuple[Adjective, ...] = (
     _a("noisy", "bruyant", ANIMAL + PLACE),
     _a("dangerous", "dangereux", ANIMAL + PLACE, fs="dangereuse"),
     # container sentences: big → the content, small → the container
-    _a("big", "grand", ("role:content",)),
-    _a("small", "petit", ("role:container",)),
-    _a("large", "gros", ("role:content",), fs="grosse"),
-    _a("full", "plein", ("role:container",)),
+    _a("big", "grand", (), roles=(Role.CONTENT,)),
+    _a("small", "petit", (), roles=(Role.CONTAINER,)),
+    _a("large", "gros", (), fs="grosse", roles=(Role.CONTENT,)),
+    _a("full", "plein", (), roles=(Role.CONTAINER,)),
 )
 ADJ_BY_EN = {a.en: a for a in ADJECTIVES}
 

@@ -184,7 +184,6 @@ VERBS = {
         ("content", "container"),
     ),
 }
-ROLES = {"content": "content", "container": "container"}  # the fit verbs' adjectives pick a role
 
 
 @dataclass(frozen=True)
@@ -315,7 +314,7 @@ def held_out_variant_pairs(spec: CorpusSpec) -> set[tuple[str, str]]:
 
 
 def _adjectives_for(noun: Noun, role: str) -> list[Adjective]:
-    return [adj for adj in ALL_ADJECTIVES if noun.cls in adj.fits or f"role:{role}" in adj.fits]
+    return [adj for adj in ALL_ADJECTIVES if adj.describes(noun, role)]
 
 
 def random_style(rng: random.Random, connective: tuple[str, str]) -> Style:
@@ -337,7 +336,7 @@ def sample_variant(
     verb, (a, b) = rng.choice(pairs)
     connective = CONNECTIVES[0] if rng.random() < 0.6 else rng.choice(CONNECTIVES[1:])
     style = random_style(rng, connective)
-    a_role, b_role = (ROLES.get(c, c) for c in VERBS[verb][2])
+    a_role, b_role = VERBS[verb][2]  # a noun class, or the role a fit verb's adjectives describe
     if rng.random() < plain_share:
         if rng.random() < 0.5:
             return make_plain_variant(verb, a, rng.random() < 0.3, b, rng.random() < 0.3, style)

@@ -36,7 +36,7 @@ from pages._ui.views import (  # noqa: E402
     WordsView,
 )
 from transformer.analysis import analyse  # noqa: E402
-from transformer.attention import AttentionKind  # noqa: E402
+from transformer.attention import AttentionKind, HeadId  # noqa: E402
 from transformer.checkpoint import load_checkpoint  # noqa: E402
 from transformer.layout import DEFAULT_CHECKPOINT  # noqa: E402
 
@@ -64,7 +64,7 @@ def explorer_tabs(other: str) -> dict[str, list]:
     """The views each explorer tab draws, as the app opens them."""
     return {
         "heads": [HeadView(ENC, 2, 0), HeadView(CROSS, 1, 1), HeadView(DEC, 1, 0)],
-        "all heads": [OverviewView(CROSS, (1, 1)), HeadView(CROSS, 1, 1)],
+        "all heads": [OverviewView(CROSS, HeadId(CROSS, 1, 1)), HeadView(CROSS, 1, 1)],
         "token focus": [FocusView(ENC, 1), FocusView(CROSS, 1)],
         "words": [WordsView(CROSS, 1, 1)],
         "compare": [HeadView(CROSS, 1, 1), HeadView(CROSS, 1, 1), DiffView(CROSS, 1, 1, other)],

@@ -51,7 +51,7 @@ def heads_tab(ctx: Context, tr: Translator) -> None:
 def overview_tab(ctx: Context, tr: Translator) -> None:
     choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
     st.caption(tr("explorer.overview.caption"))
-    view = OverviewView(choice.kind, (choice.layer, choice.head))
+    view = OverviewView(choice.kind, choice)
     plot(
         view.figure(ctx, tr),
         "overview_chart",

@@ -9,7 +9,7 @@ from pages._ui import figures
 from pages._ui.export import table_csv, to_csv
 from pages._ui.i18n import Translator
 from pages._ui.views import Context, DiffView, FocusView, HeadView, OverviewView, WordsView
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.inspection.maps import difference, merge_words, token_focus, word_labels
 from transformer.tokenizer import word_groups
 
@@ -142,7 +142,7 @@ def test_views_give_the_matrix_the_csv_and_the_figure_show():
     assert diff.values.shape == (2, 2) and diff.diverging
     words = WordsView(AttentionKind.ENCODER, 0, 0).matrix(ctx)
     assert words.values.shape == (3, 3) and words.cols == ["it", "it", "</s>"]
-    overview = OverviewView(AttentionKind.ENCODER, (1, 2)).matrix(ctx)
+    overview = OverviewView(AttentionKind.ENCODER, HeadId(AttentionKind.ENCODER, 1, 2)).matrix(ctx)
     assert overview.values.shape == (2 * 4 * 3, 3) and overview.rows[0].startswith("L0 H0")
     # views are values: equal views are equal keys, whatever their title
     same = HeadView(AttentionKind.CROSS, 0, 2)

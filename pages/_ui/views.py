@@ -116,7 +116,7 @@ class OverviewView(View):
     """Every layer and head of one kind, tiled; the highlighted head is framed."""
 
     kind: AttentionKind
-    highlight: tuple[int, int] | None = None
+    highlight: HeadId | None = None
 
     def matrix(self, ctx: ViewContext) -> Matrix:
         maps = ctx.analysis.maps(self.kind)  # (L, H, T_q, T_k)
@@ -130,7 +130,8 @@ class OverviewView(View):
         return tr("view.overview", kind=kind_name(self.kind, tr), layers=L, heads=H)
 
     def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
-        return figures.heads_overview(ctx.analysis.maps(self.kind), tr, self.title(ctx, tr), highlight=self.highlight)
+        framed = None if self.highlight is None else (self.highlight.layer, self.highlight.head)
+        return figures.heads_overview(ctx.analysis.maps(self.kind), tr, self.title(ctx, tr), highlight=framed)
 
     def file_name(self) -> str:
         return f"{AttentionKind(self.kind).value}_all_heads"

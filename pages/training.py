@@ -11,6 +11,7 @@ from pages._ui.i18n import Translator
 from pages._ui.session import checkpoint_choices, refresh_choices, translator
 from pages._ui.widgets import choice_radio, plot
 from transformer import jobs
+from transformer.config import POSITIONAL_KINDS
 from transformer.corpus import CorpusFormatError
 from transformer.layout import CARD_FILE, check_name, checkpoints_root
 from transformer.training import PRESETS
@@ -170,7 +171,7 @@ def form(tr: Translator, busy: bool) -> None:
         c3.selectbox(tr("train.d_model"), D_MODELS, key="tr_d_model")
         c1.selectbox(tr("train.heads"), HEADS, key="tr_heads")
         c2.number_input(tr("train.d_ff"), 8, 2048, step=8, key="tr_d_ff")
-        c3.selectbox(tr("train.positional"), ("sinusoidal", "learned", "none"), key="tr_positional")
+        c3.selectbox(tr("train.positional"), POSITIONAL_KINDS, key="tr_positional")
         c1.number_input(tr("train.steps"), 1, 20_000, key="tr_steps")
         c2.number_input(tr("train.lr_factor"), 0.05, 5.0, step=0.05, key="tr_lr_factor")
         c3.number_input(tr("train.seed"), 0, 2**31 - 1, key="tr_seed")

@@ -14,6 +14,7 @@ from typing import Any
 
 from .attention import AttentionKind
 from .checkpoint import CheckpointError, load_checkpoint
+from .config import POSITIONAL_KINDS
 from .corpus import CorpusFormatError, CorpusSpec, generate
 from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
 from .marian import MarianError
@@ -265,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--d-model", type=int)
     t.add_argument("--heads", type=int, help="h, the number of attention heads")
     t.add_argument("--d-ff", type=int)
-    t.add_argument("--positional", choices=["sinusoidal", "learned", "none"])
+    t.add_argument("--positional", choices=POSITIONAL_KINDS)
     t.add_argument("--probe", action="store_true", help="log the coreference probe at every snapshot")
     t.add_argument("--job-lock", help="a lock file held for the whole run (one job per lock)")
     t.add_argument("--clip-norm", type=float)

@@ -42,7 +42,8 @@ class Analysis:
 
     def maps(self, kind: AttentionKind) -> np.ndarray:
         """(L, H, T_q, T_k) weights of one kind."""
-        return getattr(self, AttentionKind(kind).value)
+        kind = AttentionKind(kind)
+        return {AttentionKind.ENCODER: self.encoder, AttentionKind.DECODER: self.decoder}.get(kind, self.cross)
 
     def labels(self, kind: AttentionKind) -> tuple[list[str], list[str]]:
         """(row labels, column labels): decoder rows are named by the token they produce."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import torch
@@ -28,6 +29,16 @@ class Decoded:
     attention: AttentionMaps | None
     score: float
     log_probs: Tensor | None = None
+
+
+def model_device(model: torch.nn.Module) -> torch.device:
+    """Where the model's parameters live: every tensor a decoder or a probe builds goes there."""
+    return next(model.parameters()).device
+
+
+def on_device(device: torch.device | str | None) -> contextlib.AbstractContextManager:
+    """A block whose new tensors go to device (None: leave torch's default device as it is)."""
+    return contextlib.nullcontext() if device is None else torch.device(device)
 
 
 def require_eval(model: Transformer) -> None:
@@ -72,6 +83,7 @@ def greedy_decode(
     Shape: src (1, S) token ids.
     """
     require_eval(model)
+    src = src.to(model_device(model))
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
     src_mask = model.source_mask(src, options)
     memory = model.encode(src, src_mask, options=options)
@@ -117,6 +129,7 @@ def beam_search(
     if beam_size < 1:
         raise ValueError("beam_size must be at least 1")
     require_eval(model)
+    src = src.to(model_device(model))
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
     src_mask = model.source_mask(src, options)
     memory = model.encode(src, src_mask, options=options)  # (1, S, d_model)
@@ -185,6 +198,7 @@ def beam_search_hf(
     if beam_size < 1:
         raise ValueError("beam_size must be at least 1")
     require_eval(model)
+    src = src.to(model_device(model))
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
     B, K, eos, dev = beam_size, 2 * beam_size, model.config.eos_id, src.device
     src_mask = model.source_mask(src, options)
@@ -240,7 +254,7 @@ def translate_ids(
     options: CallOptions = DEFAULT,
 ) -> Decoded:
     """Decode one source sentence given as ids (EOS included: see Tokenizer.source_ids)."""
-    src = torch.tensor([src_ids], dtype=torch.long, device=next(model.parameters()).device)
+    src = torch.tensor([src_ids], dtype=torch.long, device=model_device(model))
     if beam_size == 1:
         return greedy_decode(model, src, max_new_tokens, return_attention=return_attention, options=options)
     return beam_search(model, src, beam_size, max_new_tokens, return_attention=return_attention, options=options)
@@ -253,14 +267,16 @@ def greedy_decode_batch(
     """Greedy decoding of many sentences at once (for evaluation); returns ids without BOS/EOS."""
     require_eval(model)
     max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    src = pad_batch(sources, model.config.pad_id)
+    device = model_device(model)
+    with on_device(device):
+        src = pad_batch(sources, model.config.pad_id)
     src_mask = model.source_mask(src, options)
     memory = model.encode(src, src_mask, options=options)
     cache = DecoderCache.empty(len(model.decoder_layers))
     eos = model.config.eos_id
-    last = torch.full((len(sources), 1), model.config.bos_id, dtype=torch.long)
-    out = torch.zeros((len(sources), 0), dtype=torch.long)
-    done = torch.zeros(len(sources), dtype=torch.bool)
+    last = torch.full((len(sources), 1), model.config.bos_id, dtype=torch.long, device=device)
+    out = torch.zeros((len(sources), 0), dtype=torch.long, device=device)
+    done = torch.zeros(len(sources), dtype=torch.bool, device=device)
     for _ in range(max_new_tokens):
         logits = model.decode(last, memory, src_mask, options=options, cache=cache)[:, -1]
         nxt = next_log_probs(model, logits).argmax(-1).masked_fill(done, eos)

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from .attention import AttentionKind
 from .corpus import CorpusSpec, Example, french_pronoun, generate, pronoun_span, seed_examples
-from .decoding import greedy_decode_batch, require_eval
+from .decoding import greedy_decode_batch, model_device, on_device, require_eval
 from .model import Transformer
 from .options import DEFAULT, CallOptions
 from .tokenizer import Tokenizer, pad_batch, word_groups
@@ -124,7 +124,7 @@ class ProbeResult:
 
 
 def probe_batches(
-    tokenizer: Tokenizer, examples: list[Example], batch_size: int = 64, device: torch.device | str = "cpu"
+    tokenizer: Tokenizer, examples: list[Example], batch_size: int = 64, device: torch.device | str | None = None
 ):
     """(examples, rows, src, tgt_in, tgt_out) batches of the pronoun examples the probe can read, on device."""
     items = [(ex, probe_rows(tokenizer, ex)) for ex in examples]
@@ -136,11 +136,12 @@ def probe_batches(
 
 
 def _teacher_forced_batch(
-    tokenizer: Tokenizer, pairs: list[tuple[str, str]], device: torch.device | str
+    tokenizer: Tokenizer, pairs: list[tuple[str, str]], device: torch.device | str | None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """src (B, S), tgt_in (B, T), tgt_out (B, T) of (source, target) pairs, padded, on device."""
+    """src (B, S), tgt_in (B, T), tgt_out (B, T) of (source, target) pairs, padded, on device (None: torch's
+    default device)."""
     targets = [tokenizer.target_ids(t) for _, t in pairs]
-    with torch.device(device):
+    with on_device(device):
         src = pad_batch([tokenizer.source_ids(s) for s, _ in pairs])
         tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
     return src, tgt_in, tgt_out
@@ -170,7 +171,7 @@ def coreference_probe(
     )
     fam_n: dict[str, int] = defaultdict(int)
     n = 0
-    device = next(model.parameters()).device
+    device = model_device(model)
     for exs, rows, src, tgt, _ in probe_batches(tokenizer, examples, batch_size, device):
         att = model(src, tgt, options=options, return_attention=True).attention
         enc = torch.stack(att.encoder, 1)  # (B, L, H, S, S)
@@ -224,7 +225,7 @@ def teacher_forced_loss(
 ) -> float:
     """Mean cross-entropy per target token (no label smoothing) with teacher forcing."""
     require_eval(model)
-    device, pad_id = next(model.parameters()).device, model.config.pad_id
+    device, pad_id = model_device(model), model.config.pad_id
     total, count = 0.0, 0
     for b in range(0, len(pairs), batch_size):
         src, tgt_in, tgt_out = _teacher_forced_batch(tokenizer, pairs[b : b + batch_size], device)

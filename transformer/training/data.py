@@ -9,6 +9,7 @@ import torch
 from torch import Tensor
 
 from ..corpus import Example, generate, read_tsv
+from ..decoding import on_device
 from ..tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
 from .alignment import Alignment, pronoun_alignments
 from .lock import TrainingError
@@ -78,10 +79,11 @@ class TrainingData:
         return batches[self.rank :: self.world_size]
 
     def collate(
-        self, idx: list[int], device: torch.device | str = "cpu", pad_id: int = PAD_ID
+        self, idx: list[int], device: torch.device | str | None = None, pad_id: int = PAD_ID
     ) -> tuple[Tensor, Tensor, Tensor]:
-        """src (B, S) = x + EOS; tgt_in (B, T) = BOS + y; tgt_out (B, T) = y + EOS; padded with pad_id, on device."""
-        with torch.device(device):
+        """src (B, S) = x + EOS; tgt_in (B, T) = BOS + y; tgt_out (B, T) = y + EOS; padded with pad_id, on
+        device (None: torch's default device)."""
+        with on_device(device):
             src = pad_batch([self.pairs[i][0] + [EOS_ID] for i in idx], pad_id)
             tgt_in = pad_batch([[BOS_ID] + self.pairs[i][1] for i in idx], pad_id)
             tgt_out = pad_batch([self.pairs[i][1] + [EOS_ID] for i in idx], pad_id)

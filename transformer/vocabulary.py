@@ -9,12 +9,15 @@ its train_config describes.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .corpus import ADJECTIVES, CONNECTIVES, NOUNS, TEMPLATES, CorpusSpec, Example, generate
+from .corpus import CONNECTIVES, TEMPLATES, CorpusSpec, Example, generate
+from .corpus.variants import ADVERBS, ALL_ADJECTIVES, ALL_NOUNS
 
 MAX_WORDS = 50_000
+RARE_MAX = 3  # a word seen at most this many times in training is "rare" (the app notes it)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")  # letters and digits of any script; "didn't" is one word
 
 
@@ -27,6 +30,7 @@ def words_of(text: str) -> list[str]:
 class Vocabulary:
     words: frozenset[str]
     classes: dict[str, list[str]] = field(default_factory=dict)  # class -> words, for display
+    rare: dict[str, int] = field(default_factory=dict)  # word -> times seen, for words seen <= RARE_MAX times
 
     def unseen(self, text: str) -> list[str]:
         """The words of text that never occur in the training sources, in order, once each."""
@@ -36,8 +40,17 @@ class Vocabulary:
                 out.append(w)
         return out
 
+    def rare_in(self, text: str) -> list[tuple[str, int]]:
+        """The words of text seen only a few times in training (<= RARE_MAX), with their counts, once each."""
+        out: list[tuple[str, int]] = []
+        for w in words_of(text):
+            if w in self.rare and all(w != seen for seen, _ in out):
+                out.append((w, self.rare[w]))
+        return out
+
     def to_card(self) -> dict:
-        return {"words": sorted(self.words)[:MAX_WORDS], "classes": self.classes}
+        rare = {w: n for w, n in sorted(self.rare.items()) if w in self.words}
+        return {"words": sorted(self.words)[:MAX_WORDS], "classes": self.classes, "rare": rare}
 
     @classmethod
     def from_card_entry(cls, entry) -> Vocabulary | None:
@@ -46,15 +59,18 @@ class Vocabulary:
         words = frozenset(str(w) for w in entry["words"] if isinstance(w, str))
         classes = entry.get("classes") if isinstance(entry.get("classes"), dict) else {}
         classes = {str(k): [str(w) for w in v if isinstance(w, str)] for k, v in classes.items() if isinstance(v, list)}
-        return cls(words, classes)
+        rare = entry.get("rare") if isinstance(entry.get("rare"), dict) else {}
+        rare = {str(w): int(n) for w, n in rare.items() if isinstance(n, int) and not isinstance(n, bool)}
+        return cls(words, classes, rare)
 
 
 def _lexicon_classes() -> dict[str, set[str]]:
     classes: dict[str, set[str]] = {"animals": set(), "places": set(), "things": set(), "containers": set()}
     names = {"animal": "animals", "place": "places", "content": "things", "container": "containers"}
-    for n in NOUNS:
+    for n in ALL_NOUNS:
         classes[names[n.cls]].update((n.en.lower(), n.en_pl.lower()))
-    classes["adjectives"] = {a.en for a in ADJECTIVES}
+    classes["adjectives"] = {a.en for a in ALL_ADJECTIVES}
+    classes["adverbs"] = {en for en, _ in ADVERBS}
     classes["connectives"] = {en for en, _ in CONNECTIVES}
     verbs = set()
     for en, _ in TEMPLATES.values():
@@ -64,22 +80,26 @@ def _lexicon_classes() -> dict[str, set[str]]:
 
 
 def from_sources(sources: Iterable[str], lexicon: bool) -> Vocabulary:
-    """The vocabulary of training source sentences; with lexicon, grouped by the generator's word classes."""
-    seen: set[str] = set()
+    """The vocabulary of training source sentences; with lexicon, grouped by the generator's word classes.
+    Words seen at most RARE_MAX times are kept with their counts."""
+    counts: Counter[str] = Counter()
     for s in sources:
-        seen.update(words_of(s))
+        counts.update(words_of(s))
+    seen = set(counts)
+    rare = {w: n for w, n in counts.items() if n <= RARE_MAX}
     if not lexicon:
-        return Vocabulary(frozenset(seen), {"words": sorted(seen)[:MAX_WORDS]})
+        return Vocabulary(frozenset(seen), {"words": sorted(seen)[:MAX_WORDS]}, rare)
     classes = {name: sorted(ws & seen) for name, ws in _lexicon_classes().items()}
     classified = set().union(*map(set, classes.values()))
     classes["other"] = sorted(seen - classified)
-    return Vocabulary(frozenset(seen), {k: v for k, v in classes.items() if v})
+    return Vocabulary(frozenset(seen), {k: v for k, v in classes.items() if v}, rare)
 
 
 def training_vocabulary(train: list[Example] | list[tuple[str, str]]) -> Vocabulary:
-    if train and isinstance(train[0], Example):
-        return from_sources((ex.src for ex in train), lexicon=True)
-    return from_sources((src for src, _ in train), lexicon=False)
+    """The source words of a training set: generated Examples, (source, target) pairs, or both mixed
+    (the generated corpus plus real text; grouped by the lexicon's classes when any Example is there)."""
+    lexicon = any(isinstance(ex, Example) for ex in train)
+    return from_sources((ex.src if isinstance(ex, Example) else ex[0] for ex in train), lexicon=lexicon)
 
 
 def for_card(card: dict) -> Vocabulary | None:

@@ -407,6 +407,14 @@ def test_every_page_renders_on_an_imported_marian_of_the_papers_shape(imported_6
     for page in ("headlab", "masks", "positions", "arithmetic", "multihead", "variants"):
         at = run(app(page, checkpoint="opus-mt-en-fr", text=text))
         assert at.session_state["checkpoint"] == "opus-mt-en-fr", page
+    # notes on unknown input come from the model's own vocabulary (<unk>), never from our corpus's words
+    en = Translator("en")
+    at = run(app(checkpoint="opus-mt-en-fr", text="The zebra ☃ was too tired."))
+    warnings = [w.value for w in at.warning]
+    assert en("sentence.unknown_chars") in warnings
+    assert any("☃" in t.value.split(", ") for t in at.text)  # listed: the tokenizer writes it as <unk>
+    unseen = en("sentence.unseen", n=1).split(" ", 1)[1]  # "word(s) of this sentence never occur in ..."
+    assert not any(unseen in w for w in warnings)  # "zebra" is not in our corpus, and that is no note here
     # another target language: the probe's parts say why they do not apply
     at = run(app(checkpoint="opus-mt-en-de", text=text))
     expected = Translator("en")("marian.probe_not_french", lang="de")

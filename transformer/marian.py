@@ -421,7 +421,12 @@ def _sha256(path: Path) -> str:
 def _load_pickle(path: Path) -> dict[str, Tensor]:
     """pytorch_model.bin through the restricted unpickler only: tensors and plain containers, no code."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        try:
+            state = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        except RuntimeError as exc:  # a file in torch's legacy (pre-zip) format cannot be memory-mapped
+            if "mmap" not in str(exc):
+                raise
+            state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # UnpicklingError for anything beyond tensors, and corrupt files
         raise MarianError(f"{path.name} was refused by torch.load(weights_only=True): {exc}") from None
     if not isinstance(state, dict) or not all(isinstance(k, str) and isinstance(v, Tensor) for k, v in state.items()):

@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages._ui import cache
 from pages._ui.i18n import Translator
-from pages._ui.lesson_views import ContributionView, VectorsView
+from pages._ui.lesson_views import ContributionView, Vectors, VectorsView
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import open_page
 from pages._ui.widgets import check, show_view, table
@@ -42,11 +42,11 @@ def page() -> None:
     st.caption(tr("multihead.measured_note"))
     c1, c2 = st.columns([2, 1])
     with c1:
-        show_view(VectorsView("heads"), c, tr, "mh_heads")
-        show_view(VectorsView("concat"), c, tr, "mh_concat")
+        show_view(VectorsView(Vectors.HEADS), c, tr, "mh_heads")
+        show_view(VectorsView(Vectors.CONCAT), c, tr, "mh_concat")
     with c2:
         show_view(ContributionView(), c, tr, "mh_shares")
-    show_view(VectorsView("w_o"), c, tr, "mh_w_o")
+    show_view(VectorsView(Vectors.W_O), c, tr, "mh_w_o")
     st.markdown(tr("multihead.contribution_text"))
     table(
         [

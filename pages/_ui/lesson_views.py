@@ -4,6 +4,7 @@ matrix with labels, its figure and its CSV, like the explorer's views."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import plotly.graph_objects as go
@@ -260,17 +261,25 @@ class ContributionView(View):
         return "head_contributions"
 
 
+class Vectors(StrEnum):
+    """What a VectorsView shows of one multi-head attention call."""
+
+    HEADS = "heads"  # each head's output, (H, d_k)
+    CONCAT = "concat"  # Concat(head_1, ..., head_h), (d_model,)
+    W_O = "w_o"  # the output projection, (d_model, d_model)
+
+
 @dataclass(frozen=True)
 class VectorsView(View):
     """A stack of vectors (head outputs, their concatenation, W_O) as a heatmap."""
 
-    what: str  # heads | concat | w_o
+    what: Vectors
 
     def matrix(self, ctx) -> Matrix:
-        if self.what == "heads":
+        if self.what == Vectors.HEADS:
             v = ctx.heads
             rows = [f"head {h}" for h in range(len(v))]
-        elif self.what == "concat":
+        elif self.what == Vectors.CONCAT:
             v = ctx.concat[None, :]
             rows = ["concat"]
         else:
@@ -283,7 +292,7 @@ class VectorsView(View):
 
     def style(self, ctx, tr: Tr) -> dict:
         rows = len(self.matrix(ctx).rows)
-        return {"height": 380 if self.what == "w_o" else 110 + 26 * rows, **_cells(tr)}
+        return {"height": 380 if self.what == Vectors.W_O else 110 + 26 * rows, **_cells(tr)}
 
     def file_name(self) -> str:
         return f"multihead_{self.what}"

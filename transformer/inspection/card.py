@@ -7,27 +7,30 @@ from typing import Any
 
 from ..attention import AttentionKind, HeadId
 from ..config import TransformerConfig
+from ..evaluate import ProbeRow
 
 
 @dataclass(frozen=True)
 class ProbeScore:
     head: HeadId
-    query: str  # "pronoun" | "cue"
+    query: ProbeRow
     score: float
 
 
-def probe_scores(card: dict[str, Any], config: TransformerConfig, kind: AttentionKind, query: str = "pronoun"):
+def probe_scores(
+    card: dict[str, Any], config: TransformerConfig, kind: AttentionKind, query: ProbeRow = ProbeRow.PRONOUN
+) -> list[ProbeScore]:
     """The coreference probe's scores recorded in the card for one kind of row, best first.
 
     Malformed entries and heads the model does not have are skipped.
     """
-    kind = AttentionKind(kind)
+    kind, query = AttentionKind(kind), ProbeRow(query)
     evaluation = card.get("evaluation") if isinstance(card, dict) else None
     heads = evaluation.get("heads", []) if isinstance(evaluation, dict) else []
     picked = []
     for h in heads if isinstance(heads, list) else []:
         try:
-            if h.get("kind") == kind.value and h.get("query") == query:
+            if h.get("kind") == kind.value and h.get("query") == query.value:
                 entry = ProbeScore(HeadId(kind, int(h["layer"]), int(h["head"])), query, float(h["score"]))
                 if entry.head.in_model(config) and 0.0 <= entry.score <= 1.0:
                     picked.append(entry)
@@ -36,7 +39,9 @@ def probe_scores(card: dict[str, Any], config: TransformerConfig, kind: Attentio
     return sorted(picked, key=lambda h: -h.score)
 
 
-def best_probe_head(card: dict[str, Any], config: TransformerConfig, kind: AttentionKind, query: str = "pronoun"):
+def best_probe_head(
+    card: dict[str, Any], config: TransformerConfig, kind: AttentionKind, query: ProbeRow = ProbeRow.PRONOUN
+) -> ProbeScore | None:
     """The best head for one row kind, or None when the card has no probe scores."""
     scores = probe_scores(card, config, kind, query)
     return scores[0] if scores else None

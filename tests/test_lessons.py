@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from apptest import EN, app, check_value, figures, run, tab, table, z_of
 
+from pages._ui.export import table_csv
 from pages._ui.i18n import Translator, catalogue
 from transformer.layout import SHIPPED_ROOT
 
@@ -40,6 +41,25 @@ def test_switching_masks_off_changes_what_the_page_says_it_changes():
     assert check_value(at, "pad_delta") <= 1e-6
     assert check_value(at, "pad_delta_open") > 1e-4
     assert len(table(at, "off_table")) == 2
+
+
+def test_a_table_downloads_what_it_shows_through_the_one_csv_writer(monkeypatch):
+    import streamlit as st
+
+    written = {}
+    real = st.download_button
+
+    def record(label, data, *args, key=None, **kwargs):
+        written[key] = data
+        return real(label, data, *args, key=key, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", record)
+    at = run(app("masks", masks_tab="off"))
+    shown = table(at, "off_table")
+    assert written["off_table_csv"] == table_csv(shown.to_dict("records"))
+    header, *rows = written["off_table_csv"].splitlines()
+    assert header == ",".join(f'"{c}"' for c in shown.columns) and len(rows) == 2
+    assert written["off_masked_csv"].startswith('"query \\ key",')  # a view's matrix, through the same module
 
 
 def test_the_leak_twins_show_a_lower_loss_and_a_lower_exact_match_without_the_mask():

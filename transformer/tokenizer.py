@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
@@ -202,10 +203,14 @@ def read_vocab(data: bytes, name: str, vocab_size: int) -> dict[str, int]:
         raise TokenizerError(
             f"{name} does not fit the model: ids run from {min(ids)} to {max(ids)}, the model has {vocab_size} rows"
         )
-    for piece in ("</s>", "<unk>", "<pad>"):
+    for piece in MARIAN_SPECIAL_PIECES:
         if piece not in vocab:
             raise TokenizerError(f"{name} has no {piece} piece")
     return vocab
+
+
+MARIAN_SPECIAL_PIECES = ("</s>", "<unk>", "<pad>")
+MARIAN_SPECIALS = re.compile("(" + "|".join(re.escape(p) for p in MARIAN_SPECIAL_PIECES) + ")")
 
 
 class MarianTokenizer(TokenizerBase):
@@ -249,12 +254,23 @@ class MarianTokenizer(TokenizerBase):
             return [text[: end + 2]], text[end + 2 :]
         return [], text
 
+    def _encode(self, sp: spm.SentencePieceProcessor, text: str) -> list[int]:
+        """As Hugging Face does: special tokens typed in the text (</s>, <unk>, <pad>) stay one token each,
+        and each stretch between them is its own sentencepiece call (with its language code, if any)."""
+        ids: list[int] = []
+        for part in MARIAN_SPECIALS.split(text):
+            if part in MARIAN_SPECIAL_PIECES:
+                ids.append(self.vocab[part])
+            elif part:
+                code, rest = self._split_code(part)
+                ids += self._ids(code + sp.encode(rest, out_type=str))
+        return ids
+
     def encode(self, text: str) -> list[int]:
-        code, rest = self._split_code(text)
-        return self._ids(code + self.source_sp.encode(rest, out_type=str))
+        return self._encode(self.source_sp, text)
 
     def encode_target(self, text: str) -> list[int]:
-        return self._ids(self.target_sp.encode(text, out_type=str))
+        return self._encode(self.target_sp, text)
 
     def pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.id_pieces.get(int(i), "<unk>") for i in ids]
@@ -263,7 +279,8 @@ class MarianTokenizer(TokenizerBase):
         return self.vocab.get(piece, self.special.unk)
 
     def decode(self, ids: Iterable[int]) -> str:
-        drop = (self.special.pad, self.special.bos, self.special.eos)
+        """As Hugging Face's decode(skip_special_tokens=True): pad, start, end and <unk> are dropped."""
+        drop = (self.special.pad, self.special.bos, self.special.eos, self.special.unk)
         return self.target_sp.decode_pieces(self.pieces(i for i in ids if i not in drop)).strip()
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:

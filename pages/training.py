@@ -13,6 +13,7 @@ from pages._ui.widgets import choice_radio, plot
 from transformer import jobs
 from transformer.config import POSITIONAL_KINDS
 from transformer.corpus import CorpusFormatError
+from transformer.evaluate import ProbeQuery
 from transformer.layout import CARD_FILE, check_name, checkpoints_root
 from transformer.training import PRESETS
 
@@ -118,9 +119,9 @@ def job_panel(tr: Translator) -> None:
                 plot(fig, key)
     if status.probes:
         labels = {
-            "encoder/pronoun": tr("train.probe_encoder"),
-            "encoder/cue": tr("train.probe_cue"),
-            "cross/pronoun": tr("train.probe_cross"),
+            ProbeQuery.ENCODER_PRONOUN.label(): tr("train.probe_encoder"),
+            ProbeQuery.ENCODER_CUE.label(): tr("train.probe_cue"),
+            ProbeQuery.CROSS_PRONOUN.label(): tr("train.probe_cross"),
         }
         series = {
             labels.get(k, k): ([p["step"] for p in status.probes], [p["probe"].get(k, 0.0) for p in status.probes])

@@ -4,6 +4,7 @@ import pytest
 
 from transformer.corpus import (
     ADJECTIVES,
+    NOUN_BY_EN,
     NOUNS,
     CorpusFormatError,
     CorpusSpec,
@@ -60,8 +61,13 @@ def test_generated_french_agrees_with_the_referent():
         assert f"'{expected} " in ex.tgt or f"car {expected} " in ex.tgt, ex
         adj = next(a for a in ADJECTIVES if a.en == words[ex.cue].strip("."))
         assert ex.tgt.endswith(f"trop {adj.fr(noun.gender, plural)}."), ex
-    stop = [ex for ex in train if ex.template == "stop" and "arrêtée" in ex.tgt]
-    assert stop, "feminine subjects of s'arrêter agree"
+    stop = [ex for ex in train if ex.template == "stop"]
+    feminine = [ex for ex in stop if NOUN_BY_EN[ex.nouns[0]].gender == "f"]
+    assert len(feminine) > 20
+    for ex in stop:  # the participle of s'arrêter agrees with its subject: arrêté, arrêtée, arrêtés, arrêtées
+        plural = ex.src.split()[1] != ex.nouns[0]
+        ending = ("e" if NOUN_BY_EN[ex.nouns[0]].gender == "f" else "") + ("s" if plural else "")
+        assert f" arrêté{ending} " in ex.tgt, ex
 
 
 def test_winograd_predicates_fit_only_the_referent():

@@ -8,7 +8,7 @@ from apptest import app, node_text, run
 from pages._ui.i18n import Translator
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import CorpusSpec, generate_test, seed_examples
-from transformer.evaluate import PROBE_QUERIES, coreference_probe, french_pronoun, pronoun_accuracy, translate_batch
+from transformer.evaluate import ProbeQuery, coreference_probe, french_pronoun, pronoun_accuracy, translate_batch
 from transformer.inspection.card import best_probe_head
 from transformer.layout import SHIPPED_ROOT
 
@@ -27,12 +27,12 @@ def test_a_fresh_evaluation_agrees_with_the_card():
     seeds = translate_batch(ckpt.model, ckpt.tokenizer, [tired.src, wide.src])
     assert [french_pronoun(h) for h in seeds] == ["il", "elle"]
     probe = coreference_probe(ckpt.model, ckpt.tokenizer, sample)
-    layer, head, score = probe.best(PROBE_QUERIES[0])  # the encoder row of it/they
+    layer, head, score = probe.best(ProbeQuery.ENCODER_PRONOUN)  # the encoder row of it/they
     card = best_probe_head(ckpt.card, ckpt.config, "encoder")
     assert (layer, head) == (card.head.layer, card.head.head)
     assert score >= 0.95 and abs(score - card.score) < 0.03
     for family, scores in probe.by_family.items():
-        assert scores[PROBE_QUERIES[0]][layer, head] >= 0.9, family  # one head, in every family
+        assert scores[ProbeQuery.ENCODER_PRONOUN][layer, head] >= 0.9, family  # one head, in every family
 
 
 def test_the_route_statement_differs_between_the_checkpoints_and_names_the_head():

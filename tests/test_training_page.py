@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from apptest import app, node_text, run
+from apptest import EN, app, node_text, run
 
 from transformer import jobs
 from transformer.checkpoint import load_checkpoint
+from transformer.evaluate import PROBE_QUERIES
 
 
 @pytest.fixture
@@ -45,7 +46,9 @@ def test_train_a_tiny_model_from_the_page_and_open_it(root):
     at.text_input(key="tr_name").set_value("../escape")
     at.number_input(key="tr_steps").set_value(40)
     at.button(key="train_start").click().run()
-    assert at.error and not (root / "escape").exists()  # refused: no separators, no '..'
+    reason = "a name may not contain a path separator"
+    assert EN("train.bad_name", reason=reason) in [e.value for e in at.error]
+    assert not (root / "escape").exists()  # refused: no separators, no '..'
     at.text_input(key="tr_name").set_value("mine")
     at.button(key="train_start").click().run()
     assert not at.exception
@@ -61,9 +64,13 @@ def test_train_a_tiny_model_from_the_page_and_open_it(root):
             break
         time.sleep(0.5)
     status = jobs.status(root)
-    assert status.state == "finished" and seen_progress, status
+    assert status.state is jobs.JobState.FINISHED and seen_progress, status
     assert [m["step"] for m in status.metrics][-1] == 40
-    assert status.probes and "encoder/pronoun" in status.probes[0]["probe"]  # probe at each snapshot
+    # the probe at each snapshot (the page's snapshots for 40 steps: 0, 4, 10, 20, 30), every row kind
+    assert [p["step"] for p in status.probes] == [0, 4, 10, 20, 30]
+    for p in status.probes:
+        assert set(p["probe"]) == {q.label() for q in PROBE_QUERIES}
+        assert all(0.0 <= v <= 1.0 for v in p["probe"].values())
     at.run()
     assert "mine" in at.sidebar.selectbox(key="checkpoint").options
     at.sidebar.selectbox(key="checkpoint").select("mine").run()
@@ -81,10 +88,10 @@ def test_a_second_start_while_a_run_goes_is_refused_and_stop_keeps_what_was_save
     with pytest.raises(jobs.JobError, match="another training job"):
         jobs.start(root, "second", ["--preset", "tiny", "--steps", "5"], 5)
     at = run(app("training"))
-    assert at.warning  # the page says a run is going ...
+    assert [w.value for w in at.warning] == [EN("train.busy")]  # the page says a run is going ...
     assert at.button(key="train_start").disabled  # ... and will not start another
     assert not (root / "second").exists()
     assert jobs.stop(root)
     status = _wait(root, {"stopped"}, timeout=60)
     assert (root / "long" / "snapshots" / "step-000000").exists() and (root / "long" / "last").exists()
-    assert status.state == "stopped"
+    assert status.state is jobs.JobState.STOPPED

@@ -165,7 +165,7 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import best_heads, evaluate
+    from .evaluate import PROBE_QUERIES, best_heads, evaluate
 
     ckpt = _load(args.checkpoint)
     report = evaluate(ckpt.model, ckpt.tokenizer, generate(CorpusSpec.from_card(ckpt.card))[1])
@@ -179,7 +179,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for s in report["seed_sentences"]:
         print(f"{'ok ' if s['correct'] else 'BAD'} {s['source']} -> {s['translation']}")
     print("best heads (share of test sentences whose row prefers the antecedent):")
-    for kind, query in (("encoder", "pronoun"), ("encoder", "cue"), ("cross", "pronoun")):
+    for q in PROBE_QUERIES:
+        kind, query = q.kind.value, q.query.value
         top = best_heads([h for h in report["heads"] if h["kind"] == kind and h["query"] == query], 3)
         print(f"  {kind:7s} {query:7s} " + "  ".join(f"L{h['layer']}H{h['head']}={h['score']:.3f}" for h in top))
     return 0

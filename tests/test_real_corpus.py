@@ -1,0 +1,189 @@
+"""Real parallel text: extraction from tiny HTML pages (no apt), the split by page, the committed files."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from transformer.corpus import real
+from transformer.corpus.real import (
+    RealCorpusError,
+    RealPair,
+    align_by_id,
+    align_in_order,
+    extract_pages,
+    load_real,
+    page_split,
+    read_pairs,
+    sentence_like,
+    split_by_page,
+    write_pairs,
+)
+
+LO_EN = {
+    "text/shared/find.html": """<html><head><title>Find</title><script>var x = "<p id='par_id9'>no</p>";</script></head>
+<body><div id="DisplayArea">
+<h1 id="hd_id701" dir="auto">Find Bar</h1>
+<p id="par_id3147762" class="paragraph">The <span class="menuitem">Find</span> toolbar can be used to
+  quickly search the contents of documents.</p>
+<p id="par_id211" dir="auto">Use the shortcut <span class="switchinline"><span hidden="true" class="MAC">
+  <span class="keycode">Command</span></span><span hidden="true"><span class="keycode">Ctrl</span></span></span>
+  <span class="keycode">+ F</span> to open the toolbar.</p>
+<p id="par_id500">Only in English.</p>
+<img src="x.svg" alt="an icon">
+</div></body></html>""",
+    "text/shared/select.html": """<html><body>
+<p id="par_id1">Select the file that you want to open.</p><p id="par_id2">The selected file opens.</p>
+</body></html>""",
+}
+LO_FR = {
+    "text/shared/find.html": """<html><body><div id="DisplayArea">
+<h1 id="hd_id701" dir="auto">Barre Rechercher</h1>
+<p id="par_id211" dir="auto">Utilisez le raccourci <span class="switchinline"><span hidden="true" class="MAC">
+  <span class="keycode">Commande</span></span><span hidden="true"><span class="keycode">Ctrl</span></span></span>
+  <span class="keycode">+ F</span> pour ouvrir la barre d'outils.</p>
+<p id="par_id3147762" class="paragraph">La barre d'outils <span class="menuitem">Rechercher</span> peut être
+  utilisée pour rechercher rapidement du contenu dans les documents.</p>
+</div></body></html>""",
+    "text/shared/select.html": """<html><body>
+<p id="par_id1">Sélectionnez le fichier que vous voulez ouvrir.</p><p id="par_id2">Le fichier sélectionné s'ouvre.</p>
+</body></html>""",
+}
+
+
+def _write(root: Path, pages: dict[str, str]) -> Path:
+    for rel, html in pages.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(html, encoding="utf-8")
+    return root
+
+
+def test_libreoffice_pages_align_by_id_not_by_order(tmp_path):
+    en, fr = _write(tmp_path / "en", LO_EN), _write(tmp_path / "fr", LO_FR)
+    pairs = list(extract_pages(en, fr, "libreoffice"))
+    assert [(p.page, p.src, p.tgt) for p in pairs] == [
+        ("text/shared/find.html", "Find Bar", "Barre Rechercher"),
+        (
+            "text/shared/find.html",
+            "The Find toolbar can be used to quickly search the contents of documents.",
+            "La barre d'outils Rechercher peut être utilisée pour rechercher rapidement du contenu dans les documents.",
+        ),
+        # the hidden MAC variant is dropped, the default (hidden, no class) kept; whitespace collapsed
+        (
+            "text/shared/find.html",
+            "Use the shortcut Ctrl + F to open the toolbar.",
+            "Utilisez le raccourci Ctrl + F pour ouvrir la barre d'outils.",
+        ),
+        (
+            "text/shared/select.html",
+            "Select the file that you want to open.",
+            "Sélectionnez le fichier que vous voulez ouvrir.",
+        ),
+        ("text/shared/select.html", "The selected file opens.", "Le fichier sélectionné s'ouvre."),
+    ]
+    assert all(p.source == "libreoffice" for p in pairs)  # "Only in English." has no French: left out
+
+
+def test_repeated_ids_pair_by_occurrence():
+    en = '<p id="par_id1">One.</p><p id="par_id1">Two words here.</p>'
+    fr = '<p id="par_id1">Un.</p><p id="par_id1">Deux mots ici.</p>'
+    assert align_by_id(en, fr) == [("One.", "Un."), ("Two words here.", "Deux mots ici.")]
+
+
+def test_in_order_pages_need_equal_counts_and_split_sentences():
+    en = '<div class="para">First sentence here. Second one follows.</div><pre>code</pre><div class="para">Last.</div>'
+    fr = '<div class="para">Première phrase ici. La seconde suit.</div><pre>code</pre><div class="para">Fin.</div>'
+    assert align_in_order(en, fr, "handbook") == [
+        ("First sentence here.", "Première phrase ici."),
+        ("Second one follows.", "La seconde suit."),
+        ("Last.", "Fin."),
+    ]
+    assert align_in_order(en, '<div class="para">Une seule.</div>', "handbook") == []  # counts differ: none
+    assert align_in_order("<p>Open the image.</p>", "<p>Ouvrez l'image.</p>", "gimp") == [
+        ("Open the image.", "Ouvrez l'image.")
+    ]
+    with pytest.raises(ValueError):
+        align_in_order(en, fr, "wiki")
+
+
+def test_sentence_like():
+    assert sentence_like("The selected file opens in a new window.", "Le fichier sélectionné s'ouvre.")
+    assert not sentence_like("Find Bar", "Barre Rechercher")  # a heading
+    assert not sentence_like("Use the same text here.", "Use the same text here.")  # untranslated
+    assert not sentence_like("=SUM(A1;B2;C3;D4) returns 10.", "=SOMME(A1;B2;C3;D4) renvoie 10.")  # a formula
+
+
+def test_split_is_by_page_and_held_out_pages_share_nothing_with_training():
+    pairs = [
+        RealPair(
+            "libreoffice",
+            f"text/p{i}.html",
+            f"Sentence number {i % 40} of page {i} here.",
+            f"Phrase numéro {i % 40} de la page {i} ici.",
+        )
+        for i in range(400)
+    ] + [
+        # the same English on many pages: kept once in training, never in a held-out split
+        RealPair("libreoffice", f"text/p{i}.html", "Click the OK button to close the dialog.", "Cliquez sur OK.")
+        for i in range(400)
+    ]
+    splits = split_by_page(pairs, dev_share=0.1, test_share=0.1)
+    pages = {s: {p.page for p in v} for s, v in splits.items()}
+    assert pages["train"] and pages["dev"] and pages["test"]
+    assert not (pages["train"] & pages["test"]) and not (pages["train"] & pages["dev"])
+    assert not (pages["dev"] & pages["test"])
+    for s, v in splits.items():  # each page went wholly to the split its hash names
+        assert all(page_split(p.source, p.page, 0.1, 0.1) == s for p in v)
+    train_src = {p.src for p in splits["train"]}
+    assert not any(p.src in train_src for p in splits["test"] + splits["dev"])
+    assert sum(p.src == "Click the OK button to close the dialog." for p in splits["train"]) == 1
+    # the hash depends on the page alone: the same page always lands in the same split
+    assert page_split("libreoffice", "text/p7.html") == page_split("libreoffice", "text/p7.html")
+
+
+def test_write_read_roundtrip_and_bad_files(tmp_path):
+    rows = [("train", RealPair("handbook", "a.html", "Hello there, world.", "Bonjour à tous."))]
+    path = tmp_path / "x.tsv.gz"
+    assert write_pairs(path, rows) == 1
+    first = path.read_bytes()
+    write_pairs(path, rows)
+    assert path.read_bytes() == first  # byte-for-byte reproducible (no timestamp in the gzip header)
+    assert read_pairs(path) == [rows[0][1]] and read_pairs(path, "test") == []
+    bad = tmp_path / "bad.tsv.gz"
+    bad.write_bytes(gzip.compress(b"source\tpage\n"))
+    with pytest.raises(RealCorpusError, match="header"):
+        read_pairs(bad)
+    bad.write_bytes(b"not gzip")
+    with pytest.raises(RealCorpusError, match="cannot read"):
+        read_pairs(bad)
+
+
+def test_committed_corpus():
+    files = real.real_files()
+    assert set(files) == {"libreoffice", "handbook", "gimp"}
+    assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
+    test = load_real("test")
+    train = load_real("train")
+    assert len(train) > 30000 and 500 < len(test) < 3000
+    assert not {s for s, _ in test} & {s for s, _ in train}
+    gimp = read_pairs(files["gimp"])
+    assert len(gimp) > 1000 and all(p.source == "gimp" for p in gimp)
+    assert load_real("train", ("gimp",)) == []  # the out-of-source set has no training split
+    assert not {p.src for p in gimp} & {s for s, _ in train}
+    assert (real.DATA_DIR / "LICENCES.md").is_file() and "MPL-2.0" in (real.DATA_DIR / "LICENCES.md").read_text()
+    with pytest.raises(RealCorpusError, match="no committed corpus"):
+        load_real("train", ("wikipedia",))
+
+
+def test_mixed_training_set_vocabulary_counts_rare_words():
+    from transformer.corpus import CorpusSpec, generate
+    from transformer.vocabulary import Vocabulary, training_vocabulary
+
+    train = generate(CorpusSpec(n_examples=200))[0] + [("The selected file opens.", "x"), ("The selected cell.", "y")]
+    vocab = training_vocabulary(train)
+    assert vocab.unseen("The selected zebra opens") == ["zebra"]
+    assert vocab.rare_in("the selected file opens the dog") == [("selected", 2), ("file", 1), ("opens", 1)]
+    assert "dog" in vocab.classes["animals"]
+    assert Vocabulary.from_card_entry(vocab.to_card()) == vocab

@@ -72,15 +72,15 @@ LEAK_MASKED = TrainConfig(
 
 REAL_COREF = TrainConfig(  # checkpoints/real-coref: real parallel text plus the coreference corpus
     model_preset="small",
-    model_overrides=dict(d_model=256, d_ff=1024, n_heads=4, n_encoder_layers=3, n_decoder_layers=3),
+    model_overrides=dict(d_model=192, d_ff=768, n_heads=4, n_encoder_layers=3, n_decoder_layers=3),
     corpus=CorpusSpec(n_examples=40000, both_share=0.5, number_share=0.2, variant_share=0.4),
     real_data=("libreoffice", "handbook"),
-    vocab_size=8000,
-    steps=1500,
-    batch_tokens=4000,
-    lr_factor=0.7,
+    vocab_size=6000,
+    steps=1400,
+    batch_tokens=3000,
+    lr_factor=0.6,
     warmup_steps=400,
-    snapshot_steps=(0, 500, 1000),
+    snapshot_steps=(0, 400, 800),
     checkpoint_every=100,
 )
 

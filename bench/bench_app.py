@@ -63,11 +63,11 @@ def sentence_of(tokenizer, n_pieces: int) -> str:
 def explorer_tabs(other: str) -> dict[str, list]:
     """The views each explorer tab draws, as the app opens them."""
     return {
-        "heads": [HeadView(ENC, 2, 0), HeadView(CROSS, 1, 1), HeadView(DEC, 1, 0)],
-        "all heads": [OverviewView(CROSS, HeadId(CROSS, 1, 1)), HeadView(CROSS, 1, 1)],
+        "heads": [HeadView(HeadId(ENC, 2, 0)), HeadView(HeadId(CROSS, 1, 1)), HeadView(HeadId(DEC, 1, 0))],
+        "all heads": [OverviewView(CROSS, HeadId(CROSS, 1, 1)), HeadView(HeadId(CROSS, 1, 1))],
         "token focus": [FocusView(ENC, 1), FocusView(CROSS, 1)],
-        "words": [WordsView(CROSS, 1, 1)],
-        "compare": [HeadView(CROSS, 1, 1), HeadView(CROSS, 1, 1), DiffView(CROSS, 1, 1, other)],
+        "words": [WordsView(HeadId(CROSS, 1, 1))],
+        "compare": [HeadView(HeadId(CROSS, 1, 1)), HeadView(HeadId(CROSS, 1, 1)), DiffView(HeadId(CROSS, 1, 1), other)],
         "replay": [ReplayView(1, 1), CandidatesView(1)],
     }
 

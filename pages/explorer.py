@@ -42,7 +42,7 @@ def heads_tab(ctx: Context, tr: Translator) -> None:
     for col, kind in zip(slots, (AttentionKind.ENCODER, AttentionKind.CROSS, AttentionKind.DECODER)):
         with col:
             choice = head_picker(f"heads_{kind.value}", ctx.checkpoint, tr, default_kind=kind)
-            show_view(HeadView(kind, choice.layer, choice.head), ctx, tr, f"head_{kind.value}")
+            show_view(HeadView(choice), ctx, tr, f"head_{kind.value}")
     with slots[3]:
         st.caption(tr("explorer.heads.how_to_read_title"))
         st.markdown(tr("explorer.heads.how_to_read"))
@@ -58,7 +58,7 @@ def overview_tab(ctx: Context, tr: Translator) -> None:
         on_select=_enlarge_clicked,
         selection_mode="points",
     )
-    show_view(HeadView(choice.kind, choice.layer, choice.head), ctx, tr, "overview_big")
+    show_view(HeadView(choice), ctx, tr, "overview_big")
 
 
 def focus_tab(ctx: Context, tr: Translator) -> None:
@@ -75,7 +75,7 @@ def focus_tab(ctx: Context, tr: Translator) -> None:
 def words_tab(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.words.rule"))
     choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
-    show_view(WordsView(choice.kind, choice.layer, choice.head), ctx, tr, "words")
+    show_view(WordsView(choice), ctx, tr, "words")
 
 
 def compare_tab(ctx: Context, tr: Translator) -> None:
@@ -118,7 +118,7 @@ def compare_checkpoints(ctx: Context, tr: Translator) -> None:
                 st.caption(statement)
             side = Context(a, ckpt, ctx.other)
             choice = head_picker(key, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.ENCODER)
-            show_view(HeadView(choice.kind, choice.layer, choice.head), side, tr, f"{key}_fig")
+            show_view(HeadView(choice), side, tr, f"{key}_fig")
 
 
 def compare_sentences(ctx: Context, tr: Translator) -> None:
@@ -139,11 +139,11 @@ def compare_sentences(ctx: Context, tr: Translator) -> None:
     ctx_a, ctx_b = Context(a, ctx.checkpoint, ctx.other), Context(b, ctx.checkpoint, ctx.other)
     p1, p2, p3 = st.columns(3)
     with p1:
-        show_view(HeadView(choice.kind, choice.layer, choice.head), ctx_a, tr, "cmp_a_fig", csv=False)
+        show_view(HeadView(choice), ctx_a, tr, "cmp_a_fig", csv=False)
     with p2:
-        show_view(HeadView(choice.kind, choice.layer, choice.head), ctx_b, tr, "cmp_b_fig", csv=False)
+        show_view(HeadView(choice), ctx_b, tr, "cmp_b_fig", csv=False)
     with p3:
-        show_view(DiffView(choice.kind, choice.layer, choice.head, text_b), ctx_a, tr, "cmp_diff")
+        show_view(DiffView(choice, text_b), ctx_a, tr, "cmp_diff")
     ma, mb = a.maps(choice.kind), b.maps(choice.kind)
     if ma.shape != mb.shape:
         st.warning(tr("explorer.compare.sizes", a=f"{ma.shape[-2]}×{ma.shape[-1]}", b=f"{mb.shape[-2]}×{mb.shape[-1]}"))

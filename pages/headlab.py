@@ -241,7 +241,7 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     )
     src, dec = model_inputs(ckpt, a)
     if step is None:
-        show_view(HeadView(*choice), _ctx(subj, ckpt, a), tr, "lab_snapshot_map")
+        show_view(HeadView(choice), _ctx(subj, ckpt, a), tr, "lab_snapshot_map")
     else:
         path = str(dict(snaps)[step])
         grid = cache.memo(head_map, cache.checkpoint(path).model, src, dec, choice)

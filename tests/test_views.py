@@ -128,23 +128,26 @@ def test_views_give_the_matrix_the_csv_and_the_figure_show():
     a, b = _A(), _A()
     b.encoder = b.encoder[..., :2, :2]
     ctx = Context(a, _Ckpt(), lambda text: b)
-    head = HeadView(AttentionKind.CROSS, 0, 2).matrix(ctx)
+    head = HeadView(HeadId(AttentionKind.CROSS, 0, 2)).matrix(ctx)
     np.testing.assert_array_equal(head.values, a.cross[0, 2])
     assert head.rows == a.output_pieces and head.cols == a.source_pieces
-    csv = HeadView(AttentionKind.CROSS, 0, 2).csv(ctx).splitlines()
+    csv = HeadView(HeadId(AttentionKind.CROSS, 0, 2)).csv(ctx).splitlines()
     assert csv[0] == '"query \\ key","▁it","▁it","</s>"' and len(csv) == 1 + 2
     assert csv[1] == '"▁il",' + ",".join(f"{x:.6f}" for x in a.cross[0, 2, 0])
-    fig = HeadView(AttentionKind.CROSS, 0, 2).figure(ctx, TR)
+    fig = HeadView(HeadId(AttentionKind.CROSS, 0, 2)).figure(ctx, TR)
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), a.cross[0, 2], rtol=1e-6)
     focus = FocusView(AttentionKind.ENCODER, 1).matrix(ctx)
     assert focus.values.shape == (8, 3) and focus.rows[5] == "L1 H1"
-    diff = DiffView(AttentionKind.ENCODER, 1, 0, "other").matrix(ctx)
+    diff = DiffView(HeadId(AttentionKind.ENCODER, 1, 0), "other").matrix(ctx)
     assert diff.values.shape == (2, 2) and diff.diverging
-    words = WordsView(AttentionKind.ENCODER, 0, 0).matrix(ctx)
+    words = WordsView(HeadId(AttentionKind.ENCODER, 0, 0)).matrix(ctx)
     assert words.values.shape == (3, 3) and words.cols == ["it", "it", "</s>"]
     overview = OverviewView(AttentionKind.ENCODER, HeadId(AttentionKind.ENCODER, 1, 2)).matrix(ctx)
     assert overview.values.shape == (2 * 4 * 3, 3) and overview.rows[0].startswith("L0 H0")
     # views are values: equal views are equal keys, whatever their title
-    same = HeadView(AttentionKind.CROSS, 0, 2)
-    assert same == HeadView(AttentionKind.CROSS, 0, 2) and {same: 1}[HeadView(AttentionKind.CROSS, 0, 2)] == 1
-    assert same != HeadView(AttentionKind.CROSS, 0, 1) and same.file_name() == "cross_L0_H2"
+    same = HeadView(HeadId(AttentionKind.CROSS, 0, 2))
+    assert (
+        same == HeadView(HeadId(AttentionKind.CROSS, 0, 2))
+        and {same: 1}[HeadView(HeadId(AttentionKind.CROSS, 0, 2))] == 1
+    )
+    assert same != HeadView(HeadId(AttentionKind.CROSS, 0, 1)) and same.file_name() == "cross_L0_H2"

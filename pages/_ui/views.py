@@ -87,19 +87,19 @@ class View:
 
 @dataclass(frozen=True)
 class KindHeadView(View):
-    """A view of one head of one kind of attention; `slug` names its CSV file."""
+    """A view of one head; `slug` names its CSV file."""
 
-    kind: AttentionKind
-    layer: int
-    head: int
+    head: HeadId
     slug = ""
     title_key = "view.head"
 
     def title(self, ctx: ViewContext, tr: Tr) -> str:
-        return tr(self.title_key, kind=kind_name(self.kind, tr), layer=self.layer, head=self.head)
+        h = self.head
+        return tr(self.title_key, kind=kind_name(h.kind, tr), layer=h.layer, head=h.head)
 
     def file_name(self) -> str:
-        return f"{self.slug}{AttentionKind(self.kind).value}_L{self.layer}_H{self.head}"
+        h = self.head
+        return f"{self.slug}{AttentionKind(h.kind).value}_L{h.layer}_H{h.head}"
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,9 @@ class HeadView(KindHeadView):
     """One head of one layer: (T_q, T_k)."""
 
     def matrix(self, ctx: ViewContext) -> Matrix:
-        rows, cols = ctx.analysis.labels(self.kind)
-        return Matrix(ctx.analysis.maps(self.kind)[self.layer, self.head], rows, cols)
+        h = self.head
+        rows, cols = ctx.analysis.labels(h.kind)
+        return Matrix(ctx.analysis.maps(h.kind)[h.layer, h.head], rows, cols)
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,10 @@ class WordsView(KindHeadView):
     title_key = "view.words"
 
     def matrix(self, ctx: ViewContext) -> Matrix:
-        rows, cols = ctx.analysis.labels(self.kind)
+        h = self.head
+        rows, cols = ctx.analysis.labels(h.kind)
         rg, cg = word_groups(rows), word_groups(cols)
-        merged = merge_words(ctx.analysis.maps(self.kind)[self.layer, self.head], rg, cg)
+        merged = merge_words(ctx.analysis.maps(h.kind)[h.layer, h.head], rg, cg)
         return Matrix(merged, word_labels(rows, rg), word_labels(cols, cg))
 
 
@@ -188,10 +190,10 @@ class DiffView(KindHeadView):
     slug = "diff_"
 
     def matrix(self, ctx: ViewContext) -> Matrix:
-        a, b = ctx.analysis, ctx.other(self.other_text)
-        d = difference(a.maps(self.kind), b.maps(self.kind))
-        (ra, ka), (rb, kb) = a.labels(self.kind), b.labels(self.kind)
-        return Matrix(d.delta[self.layer, self.head], diff_labels(ra, rb, d.rows), diff_labels(ka, kb, d.cols), True)
+        h, a, b = self.head, ctx.analysis, ctx.other(self.other_text)
+        d = difference(a.maps(h.kind), b.maps(h.kind))
+        (ra, ka), (rb, kb) = a.labels(h.kind), b.labels(h.kind)
+        return Matrix(d.delta[h.layer, h.head], diff_labels(ra, rb, d.rows), diff_labels(ka, kb, d.cols), True)
 
     def title(self, ctx: ViewContext, tr: Tr) -> str:
         return tr("view.diff")

@@ -1,0 +1,39 @@
+"""Reordering examples chosen by computation: the argmax path of a cross head and its swaps."""
+
+from __future__ import annotations
+
+import torch
+
+from transformer.attention import AttentionKind
+from transformer.inspection.reorder import alignment_head, find_reorderings, inversions, swaps, word_matrix
+
+
+def test_paths():
+    assert inversions([0, 1, 2, 3]) == 0 and swaps([0, 1, 2, 3]) == 0
+    assert inversions([0, 2, 1, 3]) == 1 and swaps([0, 2, 1, 3]) == 1  # the selected file → le fichier sélectionné
+    assert inversions([3, 2, 1, 0]) == 6 and swaps([3, 2, 1, 0]) == 3
+
+
+def test_word_matrix_sums_pieces_of_a_source_word_and_averages_rows_of_a_target_word():
+    w = torch.tensor([[0.5, 0.25, 0.25], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # (T=3, S=3) pieces
+    m = word_matrix(w, src_groups=[[0], [1, 2]], tgt_groups=[[0, 1], [2]])
+    assert torch.allclose(m, torch.tensor([[0.25, 0.75], [0.0, 1.0]]))
+
+
+def test_alignment_head_is_the_most_peaked():
+    flat = torch.full((2, 2, 3, 3), 1 / 3)
+    peaked = flat.clone()
+    peaked[1, 0] = torch.eye(3)
+    head = alignment_head([peaked, None, peaked])
+    assert (head.kind, head.layer, head.head) == (AttentionKind.CROSS, 1, 0)
+
+
+def test_find_reorderings_runs_on_a_model_and_respects_lengths():
+    from transformer.checkpoint import load_checkpoint
+    from transformer.layout import SHIPPED_ROOT
+
+    ckpt = load_checkpoint(SHIPPED_ROOT / "tiny")
+    found = find_reorderings(ckpt.model, ckpt.tokenizer, ["The dog crossed the road.", "Too short"], max_words=8)
+    for r in found:  # whatever it finds obeys the rule
+        assert r.swaps > 0 and r.inversions <= 2 * r.swaps and len(r.path) == len(r.translation.split())
+    assert find_reorderings(ckpt.model, ckpt.tokenizer, ["Too short"]) == []

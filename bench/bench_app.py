@@ -93,6 +93,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
     )
     from transformer.inspection import masking, positions, variants
     from transformer.inspection.arithmetic import walkthrough
+    from transformer.inspection.masking import MASK_STAGES, Stage
     from transformer.inspection.multihead import head_contributions
     from transformer.inspection.scaling import model_scaling
 
@@ -106,11 +107,12 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
     return {
         "masks: padding": (
             lambda: masking.padding_demo(m, tok, [text, other]),
-            [PaddingStageView(s, 1, 1) for s in ("scaled", "masked", "weights")],
+            [PaddingStageView(s, HeadId(ENC, 1, 1)) for s in MASK_STAGES],
         ),
         "masks: look-ahead": (
             lambda: masking.look_ahead_demo(m, tok, text),
-            [LookAheadRowView(1, 0, 3), LookAheadView("masked", 1, 0), LookAheadView("weights", 1, 0)],
+            [LookAheadRowView(HeadId(DEC, 1, 0), 3)]
+            + [LookAheadView(s, HeadId(DEC, 1, 0)) for s in (Stage.MASKED, Stage.WEIGHTS)],
         ),
         "masks: padding off": (lambda: masking.padding_effect(m, tok, text, other), []),
         "positions: table": (
@@ -119,7 +121,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
         ),
         "positions: order": (
             lambda: positions.order_blindness(m, tok, text, 0),
-            [OrderMapView(False, 0, 0), OrderMapView(True, 0, 0)],
+            [OrderMapView(False, HeadId(ENC, 0, 0)), OrderMapView(True, HeadId(ENC, 0, 0))],
         ),
         "step by step": (
             lambda: walkthrough(m, src, dec, CROSS, 1, 1, q, a.labels(CROSS)),
@@ -132,7 +134,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
         ),
         "restricted attention": (
             lambda: (variants.restricted_runs(m, tok, text, windows), a.source_pieces),
-            [WindowMapView(0, 0, 0), WindowMapView(4, 0, 0)],
+            [WindowMapView(0, HeadId(ENC, 0, 0)), WindowMapView(4, HeadId(ENC, 0, 0))],
         ),
     }
 

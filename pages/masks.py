@@ -41,7 +41,7 @@ def padding_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     cols = st.columns(3)
     for col, stage in zip(cols, STAGES):
         with col:
-            show_view(PaddingStageView(stage, choice.layer, choice.head), demo, tr, f"padding_{stage}")
+            show_view(PaddingStageView(stage, choice), demo, tr, f"padding_{stage}")
     check("pad_weight", tr("masks.padding.check"), demo.pad_weight(), 0.0, tr)
 
 
@@ -60,12 +60,12 @@ def look_ahead_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
         if T > 1
         else 0
     )
-    show_view(LookAheadRowView(choice.layer, choice.head, row), demo, tr, "look_ahead_row")
+    show_view(LookAheadRowView(choice, row), demo, tr, "look_ahead_row")
     c1, c2 = st.columns(2)
     with c1:
-        show_view(LookAheadView(Stage.MASKED, choice.layer, choice.head), demo, tr, "look_ahead_masked")
+        show_view(LookAheadView(Stage.MASKED, choice), demo, tr, "look_ahead_masked")
     with c2:
-        show_view(LookAheadView(Stage.WEIGHTS, choice.layer, choice.head), demo, tr, "look_ahead_weights")
+        show_view(LookAheadView(Stage.WEIGHTS, choice), demo, tr, "look_ahead_weights")
     check("upper_weight", tr("masks.look_ahead.check"), float(demo.upper(demo.weights).max(initial=0.0)), 0.0, tr)
 
 
@@ -109,9 +109,9 @@ def off_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     choice = head_picker("mask_off", ckpt, tr, default_kind=AttentionKind.DECODER)
     c1, c2 = st.columns(2)
     with c1:
-        show_view(LookAheadView(Stage.WEIGHTS, choice.layer, choice.head), demo, tr, "off_masked")
+        show_view(LookAheadView(Stage.WEIGHTS, choice), demo, tr, "off_masked")
     with c2:
-        show_view(LookAheadView(Stage.OPEN, choice.layer, choice.head), demo, tr, "off_open")
+        show_view(LookAheadView(Stage.OPEN, choice), demo, tr, "off_open")
     check(
         "upper_open",
         tr("masks.off.upper_open"),

@@ -117,9 +117,9 @@ def order_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     choice = head_picker("pe_order", ckpt, tr, default_kind=AttentionKind.ENCODER)
     c1, c2 = st.columns(2)
     with c1:
-        show_view(OrderMapView(False, choice.layer, choice.head), demo, tr, "order_original")
+        show_view(OrderMapView(False, choice), demo, tr, "order_original")
     with c2:
-        show_view(OrderMapView(True, choice.layer, choice.head), demo, tr, "order_shuffled")
+        show_view(OrderMapView(True, choice), demo, tr, "order_shuffled")
 
 
 RENDER = {"table": table_tab, "sentence": sentence_tab, "order": order_tab}

@@ -113,9 +113,9 @@ def restricted_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
     choice = head_picker("window", ckpt, tr, default_kind=AttentionKind.ENCODER)
     c1, c2 = st.columns(2)
     with c1:
-        show_view(WindowMapView(0, choice.layer, choice.head), (runs, a.source_pieces), tr, "window_full_map")
+        show_view(WindowMapView(0, choice), (runs, a.source_pieces), tr, "window_full_map")
     with c2:
-        show_view(WindowMapView(index, choice.layer, choice.head), (runs, a.source_pieces), tr, "window_map")
+        show_view(WindowMapView(index, choice), (runs, a.source_pieces), tr, "window_map")
 
 
 def table1_tab(tr: Translator) -> None:

@@ -9,6 +9,7 @@ from enum import StrEnum
 import numpy as np
 import plotly.graph_objects as go
 
+from transformer.attention import HeadId
 from transformer.inspection.masking import MASK_STAGES, LookAheadDemo, PaddingDemo, Stage
 from transformer.inspection.positions import OrderDemo, wavelength
 
@@ -39,8 +40,7 @@ class StageOfHeadView(View):
     """One stage (QKᵀ/√d_k, masked, softmax) of one head; `prefix` names its CSV file."""
 
     stage: Stage
-    layer: int
-    head: int
+    head: HeadId
     prefix = ""
 
     def title(self, ctx, tr: Tr) -> str:
@@ -52,7 +52,7 @@ class StageOfHeadView(View):
         return {"diverging": True, "value_title": tr(f"stage.{self.stage}")}
 
     def file_name(self) -> str:
-        return f"{self.prefix}_{self.stage}_L{self.layer}_H{self.head}"
+        return f"{self.prefix}_{self.stage}_L{self.head.layer}_H{self.head.head}"
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class PaddingStageView(StageOfHeadView):
 
     def matrix(self, ctx: PaddingDemo) -> Matrix:
         b = ctx.padded
-        return Matrix(ctx.stage(self.stage)[b, self.layer, self.head], ctx.pieces[b], ctx.pieces[b])
+        return Matrix(ctx.stage(self.stage)[b, self.head.layer, self.head.head], ctx.pieces[b], ctx.pieces[b])
 
 
 @dataclass(frozen=True)
@@ -73,19 +73,18 @@ class LookAheadView(StageOfHeadView):
     prefix = "look_ahead"
 
     def matrix(self, ctx: LookAheadDemo) -> Matrix:
-        return Matrix(ctx.stage(self.stage)[self.layer, self.head], ctx.targets, ctx.inputs)
+        return Matrix(ctx.stage(self.stage)[self.head.layer, self.head.head], ctx.targets, ctx.inputs)
 
 
 @dataclass(frozen=True)
 class LookAheadRowView(View):
     """One decoder row: its scaled scores, masked scores and softmax weights over the keys, side by side."""
 
-    layer: int
-    head: int
+    head: HeadId
     row: int
 
     def matrix(self, ctx: LookAheadDemo) -> Matrix:
-        values = np.stack([ctx.stage(s)[self.layer, self.head, self.row] for s in STAGES])  # (3, T)
+        values = np.stack([ctx.stage(s)[self.head.layer, self.head.head, self.row] for s in STAGES])  # (3, T)
         return Matrix(values, [s.value for s in STAGES], ctx.inputs)
 
     def title(self, ctx: LookAheadDemo, tr: Tr) -> str:
@@ -183,19 +182,18 @@ class OrderMapView(View):
     """Encoder attention with the positions removed: the original sentence's head, or the shuffled one's."""
 
     shuffled: bool
-    layer: int
-    head: int
+    head: HeadId
 
     def matrix(self, ctx: OrderDemo) -> Matrix:
         maps = ctx.shuffled_maps_without if self.shuffled else ctx.maps_without
         pieces = ctx.shuffled_pieces if self.shuffled else ctx.pieces
-        return Matrix(maps[self.layer, self.head], pieces, pieces)
+        return Matrix(maps[self.head.layer, self.head.head], pieces, pieces)
 
     def title(self, ctx: OrderDemo, tr: Tr) -> str:
         return tr("positions.shuffled_map" if self.shuffled else "positions.original_map")
 
     def file_name(self) -> str:
-        return f"order_{'shuffled' if self.shuffled else 'original'}_L{self.layer}_H{self.head}"
+        return f"order_{'shuffled' if self.shuffled else 'original'}_L{self.head.layer}_H{self.head.head}"
 
 
 @dataclass(frozen=True)
@@ -303,14 +301,13 @@ class WindowMapView(View):
     """One encoder head with self-attention restricted to a window of r (index into the runs)."""
 
     run: int
-    layer: int
-    head: int
+    head: HeadId
 
     def matrix(self, ctx) -> Matrix:
         runs, pieces = ctx
-        return Matrix(runs[self.run].maps[self.layer, self.head], pieces, pieces)
+        return Matrix(runs[self.run].maps[self.head.layer, self.head.head], pieces, pieces)
 
     def title(self, ctx, tr: Tr) -> str:
         runs, _ = ctx
         r = runs[self.run].window
-        return tr("variants.window_map", r="∞" if r is None else r, layer=self.layer, head=self.head)
+        return tr("variants.window_map", r="∞" if r is None else r, layer=self.head.layer, head=self.head.head)

@@ -187,3 +187,32 @@ def test_mixed_training_set_vocabulary_counts_rare_words():
     assert vocab.rare_in("the selected file opens the dog") == [("selected", 2), ("file", 1), ("opens", 1)]
     assert "dog" in vocab.classes["animals"]
     assert Vocabulary.from_card_entry(vocab.to_card()) == vocab
+
+
+def test_training_summary_from_a_card():
+    from transformer.inspection.training_data import real_data_entry, training_summary
+
+    entry = real_data_entry(("libreoffice", "handbook"), real.DATA_DIR / "MANIFEST.json")
+    assert entry["libreoffice"]["packages"] == {
+        "libreoffice-help-en-us": "4:7.4.7-1+deb12u14",
+        "libreoffice-help-fr": "4:7.4.7-1+deb12u14",
+    }
+    assert entry["handbook"]["licence"].startswith("GPL-2.0-or-later or CC-BY-SA-3.0")
+    card = {
+        "train_config": {
+            "real_data": ["libreoffice", "handbook"],
+            "corpus": {"n_examples": 40000, "variant_share": 0.4},
+        },
+        "real_data": entry,
+        "step": 900,
+        "wall_time_s": 3600.0,
+    }
+    s = training_summary(card)
+    assert (s.generated, s.variant_share, s.steps, s.minutes) == (40000, 0.4, 900, 60.0)
+    assert s.real_pairs == entry["libreoffice"]["pairs"] + entry["handbook"]["pairs"] > 40000
+    assert [r.name for r in s.real] == ["handbook", "libreoffice"]
+    # not a real-text card, or a damaged one: nothing, or what can be read
+    assert training_summary({"train_config": {"corpus": {}}}) is None
+    assert training_summary("nonsense") is None
+    damaged = training_summary({**card, "real_data": {"x": {"pairs": "many", "packages": 3}}, "step": None})
+    assert damaged.real[0].pairs == 0 and damaged.real[0].packages == () and damaged.steps == 0

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .corpus import CONNECTIVES, TEMPLATES, CorpusSpec, Example, generate
-from .corpus.variants import ADVERBS, ALL_ADJECTIVES, ALL_NOUNS
+from .corpus.variants import ALL_ADJECTIVES, ALL_NOUNS
 
 MAX_WORDS = 50_000
 RARE_MAX = 3  # a word seen at most this many times in training is "rare" (the app notes it)
@@ -70,7 +70,6 @@ def _lexicon_classes() -> dict[str, set[str]]:
     for n in ALL_NOUNS:
         classes[names[n.cls]].update((n.en.lower(), n.en_pl.lower()))
     classes["adjectives"] = {a.en for a in ALL_ADJECTIVES}
-    classes["adverbs"] = {en for en, _ in ADVERBS}
     classes["connectives"] = {en for en, _ in CONNECTIVES}
     verbs = set()
     for en, _ in TEMPLATES.values():

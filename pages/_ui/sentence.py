@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
+from transformer.inspection.training_data import training_summary
 from transformer.marian import is_imported
 from transformer.vocabulary import for_card, words_of
 
@@ -13,6 +14,8 @@ from . import cache
 from .i18n import Translator
 from .session import MAX_TEXT, Subject
 from .views import Context
+
+VOCAB_SHOWN = 300  # words listed per class (a corpus of real text knows tens of thousands)
 
 
 def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: bool = True) -> Analysis:
@@ -26,8 +29,10 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
     # an imported model's vocabulary is its tokenizer's (its <unk> notes below), not our corpus's words
     known = None if is_imported(ckpt.card) else cache.memo(for_card, ckpt.card)
     unseen = known.unseen(a.text) if known is not None else []
+    rare = known.rare_in(a.text) if known is not None else []
     no_words = not words_of(a.text)
     guess = bool(unseen or no_words or a.unknown_chars)
+    shown = VOCAB_SHOWN
     with st.container(key="sentence_notes"):
         if len(subj.text) >= MAX_TEXT:
             st.warning(tr("sentence.cut_chars", limit=MAX_TEXT))
@@ -41,6 +46,9 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
             st.text(", ".join(unseen))
         elif no_words:
             st.warning(tr("sentence.no_words"))
+        if rare:
+            st.info(tr("realdata.rare", n=len(rare)))
+            st.text(", ".join(tr("realdata.rare_word", word=w, count=c) for w, c in rare))
     with st.container(key="translation"):
         st.caption(tr("sentence.translation_guess" if guess else "sentence.translation"))
         st.text(a.translation or tr("sentence.nothing"))
@@ -49,12 +57,32 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
             for name, words in known.classes.items():
                 label = tr(f"vocab.{name}") if tr.has(f"vocab.{name}") else name
                 st.caption(label)
-                st.text(", ".join(words))
+                more = [tr("realdata.more_words", n=len(words) - shown)] if len(words) > shown else []
+                st.text(", ".join(words[:shown] + more))
+    trained_on(ckpt, tr)
     with st.expander(tr("sentence.pieces")):
         st.text(tr("sentence.source") + "  " + " ".join(a.source_pieces))
         st.text(tr("sentence.decoder_input") + "  " + " ".join(a.target_pieces))
         st.text(tr("sentence.produced") + "  " + " ".join(a.output_pieces))
     return a
+
+
+def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
+    """The short card on what a model trained on real text saw (nothing for the other checkpoints)."""
+    summary = cache.memo(training_summary, ckpt.card)
+    if summary is None:
+        return
+    with st.expander(tr("realdata.trained_on"), expanded=False):
+        sources = "; ".join(
+            tr("realdata.source", name=s.name, pairs=f"{s.pairs:,}", licence=s.licence, packages=", ".join(s.packages))
+            for s in summary.real
+        )
+        st.markdown(
+            tr("realdata.real", pairs=f"{summary.real_pairs:,}", pages=f"{summary.real_pages:,}", sources=sources)
+        )
+        st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
+        st.markdown(tr("realdata.held_out"))
+        st.caption(tr("realdata.time", steps=f"{summary.steps:,}", minutes=summary.minutes))
 
 
 def view_context(subj: Subject, ckpt: Checkpoint, a: Analysis) -> Context:

@@ -1,0 +1,99 @@
+"""What a checkpoint was trained on, read defensively from its card (for the short on-screen card).
+
+The trainer records the config (``train_config``); a checkpoint trained on real text also
+records ``real_data`` (per corpus: pairs, pages, licence, Debian package versions), written
+from transformer/corpus/data/MANIFEST.json when its card was completed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RealSource:
+    name: str  # "libreoffice" | "handbook"
+    pairs: int
+    pages: int
+    licence: str
+    packages: tuple[str, ...]  # "name version"
+
+
+@dataclass(frozen=True)
+class TrainingSummary:
+    real: tuple[RealSource, ...]
+    generated: int  # generated coreference sentences
+    variant_share: float  # of them, typed variants
+    steps: int
+    minutes: float
+
+    @property
+    def real_pairs(self) -> int:
+        return sum(s.pairs for s in self.real)
+
+    @property
+    def real_pages(self) -> int:
+        return sum(s.pages for s in self.real)
+
+
+def _num(x: Any, kind: type = int) -> Any:
+    return kind(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else kind(0)
+
+
+def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
+    """The summary of a card whose run mixed real text in, else None (malformed parts read as empty)."""
+    if not isinstance(card, dict):
+        return None
+    train = card.get("train_config")
+    real = card.get("real_data")
+    if not isinstance(train, dict) or not isinstance(real, dict) or not train.get("real_data"):
+        return None
+    sources = []
+    for name, entry in sorted(real.items()):
+        if not isinstance(entry, dict):
+            continue
+        packages = entry.get("packages") if isinstance(entry.get("packages"), dict) else {}
+        sources.append(
+            RealSource(
+                str(name),
+                _num(entry.get("pairs")),
+                _num(entry.get("pages")),
+                str(entry.get("licence", "")),
+                tuple(f"{p} {v}" for p, v in sorted(packages.items())),
+            )
+        )
+    corpus = train.get("corpus") if isinstance(train.get("corpus"), dict) else {}
+    return TrainingSummary(
+        tuple(sources),
+        _num(corpus.get("n_examples")),
+        _num(corpus.get("variant_share"), float),
+        _num(card.get("step")),
+        _num(card.get("wall_time_s"), float) / 60,
+    )
+
+
+# Which packages each committed corpus comes from (MANIFEST.json names the packages and their versions).
+PACKAGES_OF = {
+    "libreoffice": ("libreoffice-help-en-us", "libreoffice-help-fr"),
+    "handbook": ("debian-handbook",),
+    "gimp": ("gimp-help-en", "gimp-help-fr"),
+}
+
+
+def real_data_entry(names: tuple[str, ...] | list[str], manifest_path: str | Path) -> dict[str, Any]:
+    """The card's ``real_data`` entry for the corpora a run trained on, from the corpus MANIFEST.json."""
+    manifest = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
+    out = {}
+    for name in names:
+        info = manifest["files"][f"{name}.tsv.gz"]
+        out[name] = {
+            "pairs": info["by_split"]["train"],
+            "pages": info["pages_by_split"]["train"],
+            "held_out_pages": {s: n for s, n in info["pages_by_split"].items() if s != "train"},
+            "licence": info["licence"],
+            "packages": {p: manifest["packages"][p] for p in PACKAGES_OF[name]},
+        }
+    return out

@@ -124,7 +124,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
             [OrderMapView(False, HeadId(ENC, 0, 0)), OrderMapView(True, HeadId(ENC, 0, 0))],
         ),
         "step by step": (
-            lambda: walkthrough(m, src, dec, CROSS, 1, 1, q, a.labels(CROSS)),
+            lambda: walkthrough(m, src, dec, HeadId(CROSS, 1, 1), q, a.labels(CROSS)),
             [StageView(s) for s in stages],
         ),
         "why √d_k (model)": (lambda: model_scaling(m, src, dec), []),

@@ -34,6 +34,7 @@ FORMULAS = {
     "norm": r"\mathrm{LayerNorm}(x + \mathrm{MultiHead})",
     "cross": r"h_2 = \mathrm{LayerNorm}(h_1 + \mathrm{CrossAttention}(h_1, \mathrm{memory}))",
     "ffn": r"\mathrm{FFN}(h) = \max(0,\,h W_1 + b_1)\,W_2 + b_2",
+    "ffn_swish": r"\mathrm{FFN}(h) = \mathrm{swish}(h W_1 + b_1)\,W_2 + b_2,\ \mathrm{swish}(z) = z\,\sigma(z)",
     "output": r"\mathrm{LayerNorm}(h + \mathrm{FFN}(h))",
 }
 FIGURES = {"q", "K", "V", "scores", "scaled", "masked", "weights", "head", "heads"}
@@ -61,16 +62,15 @@ def pick_head_and_query(key: str, subj: Subject, ckpt: Checkpoint, a: Analysis, 
 def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     choice, query = pick_head_and_query("steps_query", subj, ckpt, a, tr)
     src, dec = model_inputs(ckpt, a)
-    w = cache.memo(
-        walkthrough, ckpt.model, src, dec, choice.kind, choice.layer, choice.head, query, a.labels(choice.kind)
-    )
+    w = cache.memo(walkthrough, ckpt.model, src, dec, choice, query, a.labels(choice.kind))
     token = query_rows(a, choice.kind)[0][query]
     st.markdown(tr(f"steps.where.{choice.kind.value}", token=token, d_k=w.d_k, d_model=ckpt.config.d_model))
     for name, stage in w.stages.items():
         with st.container(border=True, key=f"stage_{name}"):
             st.markdown(f"**{tr(f'steps.stage.{name}')}**")
             if name in FORMULAS:
-                st.latex(FORMULAS[name])
+                swish = name == "ffn" and ckpt.config.activation == "swish"  # opus-mt's feed-forward
+                st.latex(FORMULAS["ffn_swish" if swish else name])
             if name in FIGURES:
                 show_view(StageView(name), w, tr, f"stage_fig_{name}", csv=name in ("K", "V", "heads"))
             else:

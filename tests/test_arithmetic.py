@@ -9,9 +9,11 @@ import pytest
 import torch
 from apptest import app, check_value, figures, node_text, run, tab, table
 
-from transformer.attention import AttentionKind
+from transformer import Transformer, TransformerConfig
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import load_checkpoint
 from transformer.inspection import variants
+from transformer.inspection.arithmetic import walkthrough
 from transformer.inspection.heads import argmax_shares, head_statistics, rollout, summarize_layer
 from transformer.inspection.scaling import random_scaling, softmax_stats
 from transformer.layout import DEFAULT_CHECKPOINT
@@ -67,6 +69,28 @@ def test_windowed_attention_equals_a_band_mask_and_costs_linear_memory():
     c = variants.complexity(ns=(128, 512), d=16, window=4, repeat=1)
     assert c.mb_full[1] / c.mb_full[0] > 10  # n²: 16x when n grows 4x
     assert c.mb_restricted[1] / c.mb_restricted[0] < 6  # linear
+
+
+@pytest.mark.parametrize("activation", ["relu", "swish"])
+def test_the_walkthrough_recomputes_every_kind_of_head_of_either_feed_forward(activation):
+    """Every stage recomputed in float64 equals the model's own, for ReLU (§3.3) and swish (opus-mt) alike;
+    the start token comes from the config (Marian's is not ours)."""
+    torch.manual_seed(0)
+    cfg = TransformerConfig.preset("tiny", vocab_size=30, activation=activation, bos_id=5, eos_id=3)
+    model = Transformer(cfg).eval()
+    src, dec = [7, 8, 9, 10, 3], [5, 11, 12, 13]
+    labels = ([str(i) for i in range(5)], [str(i) for i in range(5)])
+    for head in (
+        HeadId(AttentionKind.ENCODER, 1, 2),
+        HeadId(AttentionKind.DECODER, 0, 1),
+        HeadId(AttentionKind.CROSS, 1, 3),
+    ):
+        w = walkthrough(model, src, dec, head, 2, labels)
+        assert (w.kind, w.layer, w.head, w.query) == (*head, 2)
+        assert w.final_delta <= 1e-5, (activation, head)
+        assert all(s.delta <= 1e-4 for s in w.stages.values() if s.delta is not None), (activation, head)
+    empty = walkthrough(model, src, [], HeadId(AttentionKind.CROSS, 0, 0), 0, labels)  # the decoder reads bos_id alone
+    assert empty.final_delta <= 1e-5
 
 
 def test_head_statistics_on_hand_made_maps():

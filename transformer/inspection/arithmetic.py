@@ -15,9 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..attention import AttentionKind, MultiHeadAttention
+from ..attention import AttentionKind, HeadId, MultiHeadAttention
 from ..model import LayerTrace, Transformer
-from ..tokenizer import BOS_ID
 
 
 @dataclass
@@ -97,9 +96,12 @@ def _attention(mha: MultiHeadAttention, x_q: np.ndarray, y: np.ndarray, keep: np
     return q, k, v, scores, scaled, masked, weights, heads
 
 
-def _feed_forward(h: np.ndarray, layer) -> np.ndarray:
+ACTIVATIONS = {"relu": lambda z: np.maximum(z, 0.0), "swish": lambda z: z / (1.0 + np.exp(-z))}  # swish = z·σ(z)
+
+
+def _feed_forward(h: np.ndarray, layer, activation: str) -> np.ndarray:
     ff = layer.feed_forward
-    return _linear(np.maximum(_linear(h, ff.w_1), 0.0), ff.w_2)
+    return _linear(ACTIVATIONS[activation](_linear(h, ff.w_1)), ff.w_2)
 
 
 @torch.inference_mode()
@@ -107,9 +109,7 @@ def walkthrough(
     model: Transformer,
     src_ids: list[int],
     decoder_input: list[int],
-    kind: AttentionKind,
-    layer: int,
-    head: int,
+    which: HeadId,
     query: int,
     labels: tuple[list[str], list[str]],
 ) -> Walkthrough:
@@ -118,9 +118,9 @@ def walkthrough(
     src_ids: the encoder input (EOS last); decoder_input: BOS + the translation (teacher forcing).
     labels: (query labels, key labels) for display.
     """
-    kind = AttentionKind(kind)
+    kind, layer, head = HeadId.of(*which)
     src = torch.tensor([src_ids])
-    tgt = torch.tensor([decoder_input or [BOS_ID]])
+    tgt = torch.tensor([decoder_input or [model.config.bos_id]])
     out = model(src, tgt, return_intermediates=True)
     inter = out.intermediates
     record: LayerTrace = (inter.encoder if kind.in_encoder else inter.decoder)[layer]
@@ -152,7 +152,7 @@ def walkthrough(
     residual = w.add("residual", x + attention)
     if kind is AttentionKind.ENCODER:
         h = w.add("norm", _layer_norm(residual, module.norm_1), record.after_self[0, query])
-        ff = w.add("ffn", _feed_forward(h, module))
+        ff = w.add("ffn", _feed_forward(h, module, model.config.activation))
         w.add("output", _layer_norm(h + ff, module.norm_2), record.output[0, query])
         return w
     if kind is AttentionKind.DECODER:
@@ -162,6 +162,6 @@ def walkthrough(
         h2 = w.add("cross", _layer_norm(h1 + cross, module.norm_2), record.after_cross[0, query])
     else:
         h2 = w.add("norm", _layer_norm(residual, module.norm_2), record.after_cross[0, query])
-    ff = w.add("ffn", _feed_forward(h2, module))
+    ff = w.add("ffn", _feed_forward(h2, module, model.config.activation))
     w.add("output", _layer_norm(h2 + ff, module.norm_3), record.output[0, query])
     return w

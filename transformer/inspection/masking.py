@@ -17,7 +17,7 @@ from ..attention import AttentionKind
 from ..decoding import greedy_decode, require_eval
 from ..model import Transformer
 from ..options import CallOptions
-from ..tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
+from ..tokenizer import Tokenizer, pad_batch
 
 
 class Stage(StrEnum):
@@ -66,7 +66,7 @@ def padding_demo(model: Transformer, tokenizer: Tokenizer, texts: list[str]) -> 
     require_eval(model)
     ids = [tokenizer.source_ids(t, model.config.max_len) for t in texts]
     src = pad_batch(ids, model.config.pad_id)
-    out = model(src, torch.full((len(ids), 1), BOS_ID), return_intermediates=True)
+    out = model(src, torch.full((len(ids), 1), model.config.bos_id), return_intermediates=True)
     traces = [layer.self_attention for layer in out.intermediates.encoder]
     stack = lambda pick: torch.stack([pick(t) for t in traces], 1).numpy()  # noqa: E731 (B, L, H, S, S)
     S = src.size(1)
@@ -114,9 +114,10 @@ def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> Look
     require_eval(model)
     src = torch.tensor([tokenizer.source_ids(text, model.config.max_len)])
     produced = greedy_decode(model, src, 2 * src.size(1) + 8, return_attention=False).tokens
-    if not produced or produced[-1] != EOS_ID:
-        produced = produced + [EOS_ID]
-    tgt_in = torch.tensor([[BOS_ID] + produced[:-1]])
+    bos, eos = model.config.bos_id, model.config.eos_id
+    if not produced or produced[-1] != eos:
+        produced = produced + [eos]
+    tgt_in = torch.tensor([[bos] + produced[:-1]])
     tgt_out = torch.tensor(produced)
 
     def run(options: CallOptions):
@@ -165,12 +166,13 @@ def padding_effect(model: Transformer, tokenizer: Tokenizer, text: str, other: s
     ids = tokenizer.source_ids(text, model.config.max_len)
     other_ids = tokenizer.source_ids(other, model.config.max_len)
     S = min(max(len(ids) + 1, len(other_ids)), model.config.max_len)
+    bos, eos, pad = model.config.bos_id, model.config.eos_id, model.config.pad_id
     if S <= len(ids):
-        ids = ids[: S - 2] + [EOS_ID]
-    tgt = [BOS_ID] + greedy_decode(model, torch.tensor([ids]), 2 * len(ids) + 8, return_attention=False).tokens[:-1]
+        ids = ids[: S - 2] + [eos]
+    tgt = [bos] + greedy_decode(model, torch.tensor([ids]), 2 * len(ids) + 8, return_attention=False).tokens[:-1]
     alone_src, alone_tgt = torch.tensor([ids]), torch.tensor([tgt])
-    padded_src = torch.tensor([ids + [PAD_ID] * (S - len(ids))])
-    padded_tgt = torch.tensor([tgt + [PAD_ID] * 3])
+    padded_src = torch.tensor([ids + [pad] * (S - len(ids))])
+    padded_tgt = torch.tensor([tgt + [pad] * 3])
     exact = copy.deepcopy(model).double()  # the shared model itself is never changed
     alone = exact(alone_src, alone_tgt)
     deltas = {}

@@ -234,12 +234,30 @@ def test_a_hugging_face_cache_snapshot_imports(marian_src, tmp_path):
     (repo / "blobs").mkdir(parents=True)
     snap.mkdir(parents=True)
     for f in marian_src.iterdir():
+        if f.name in ("README.md", "tokenizer_config.json"):
+            continue  # then the target language comes from the model's name
         blob = repo / "blobs" / f"blob-{f.name}"
         shutil.copy(f, blob)
         (snap / f.name).symlink_to(os.path.relpath(blob, snap))
     out = tmp_path / "opus-mt-en-fr"
     assert main(["import-marian", str(snap), "--out", str(out)]) == 0
-    assert load_checkpoint(out).card["target_lang"] == "fr"
+    card = load_checkpoint(out).card
+    assert card["target_lang"] == "fr" and card["licence"] == "not stated in the folder"
+
+
+def test_which_imports_the_coreference_probe_applies_to():
+    from transformer.marian import coreference_applies
+
+    card = {"kind": "imported-marian"}
+    assert [coreference_applies({**card, "target_lang": lang}) for lang in ("fr", "fra", "fr_CA", "de", "ROMANCE")] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert not coreference_applies(card)  # an import that states no target language
+    assert coreference_applies({"evaluation": {}})  # ours always
 
 
 def test_pickle_only_folder_reads_through_weights_only(marian_src, hf_model, tmp_path):

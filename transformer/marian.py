@@ -371,7 +371,7 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
         "target_lang": target_lang
         or (tok_cfg.get("target_lang") if isinstance(tok_cfg, dict) else None)
         or facts.get("target_lang")
-        or _lang_from_name(hf.get("_name_or_path") or src.name),
+        or _lang_from_name(hf.get("_name_or_path") or _repo_name(src)),
     }
     conversions = [
         "d_model axis permuted: Marian's [sines | cosines] position layout to the paper's interleaved one "
@@ -398,6 +398,13 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
         "notes": notes,
     }
     return MarianFolder(src, config, weights, tokenizer, hf, card, notes)
+
+
+def _repo_name(src: Path) -> str:
+    """The model's name: the folder's, or for a cache snapshot models--org--name/snapshots/<rev>, the name."""
+    if src.parent.name == "snapshots" and src.parent.parent.name.startswith("models--"):
+        return src.parent.parent.name.split("--")[-1]
+    return src.name
 
 
 def _lang_from_name(name: str) -> str | None:
@@ -628,6 +635,7 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
 # ------------------------------------------------------------------- what the app asks of an import
 
 IMPORTED = "imported-marian"
+FRENCH = ("fr", "fra", "fre", "french")
 
 
 def is_imported(card: Any) -> bool:
@@ -647,7 +655,7 @@ def coreference_applies(card: Any) -> bool:
     if not is_imported(card):
         return True
     lang = target_language(card)
-    return lang is not None and lang.lower().split("_")[0].split("-")[0] == "fr"
+    return lang is not None and re.split(r"[_\-]", lang.lower())[0] in FRENCH
 
 
 def coreference_evaluation(model, tokenizer, examples, progress=None, chunk: int = 16) -> dict[str, Any]:

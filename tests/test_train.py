@@ -248,6 +248,8 @@ def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
             "--out",
             str(out),
             "--quiet",
+            "--job-lock",  # as the app's runs have: the main rank holds it, the other ranks do not wait on it
+            str(tmp_path / "job" / "lock"),
         ],
         capture_output=True,
         text=True,

@@ -142,7 +142,7 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
 
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
     try:
-        with job_lock(args.job_lock):
+        with job_lock(args.job_lock if trainer.is_main else None):  # one holder per run, not per rank
             result = trainer.train()
             evaluated = trainer.is_main and not result["stopped"] and not args.no_evaluate and cfg.data_file is None
             if evaluated:

@@ -17,6 +17,7 @@ from torch import nn
 
 from ..attention import AttentionKind, HeadId, MultiHeadAttention
 from ..model import LayerTrace, Transformer
+from . import on_model_device
 
 
 @dataclass
@@ -53,7 +54,7 @@ class Walkthrough:
 
     def add(self, name: str, value, reference=None) -> np.ndarray:
         value = np.asarray(value, dtype=np.float64)
-        ref = None if reference is None else reference.detach().double().numpy()
+        ref = None if reference is None else reference.detach().double().cpu().numpy()
         self.stages[name] = Stage(name, value, ref)
         return value
 
@@ -63,7 +64,7 @@ class Walkthrough:
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().double().numpy()
+    return t.detach().double().cpu().numpy()
 
 
 def _linear(x: np.ndarray, layer: nn.Linear) -> np.ndarray:
@@ -104,6 +105,7 @@ def _feed_forward(h: np.ndarray, layer, activation: str) -> np.ndarray:
     return _linear(ACTIVATIONS[activation](_linear(h, ff.w_1)), ff.w_2)
 
 
+@on_model_device
 @torch.inference_mode()
 def walkthrough(
     model: Transformer,

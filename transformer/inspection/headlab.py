@@ -15,11 +15,12 @@ import torch.nn.functional as F
 
 from ..attention import AttentionKind, HeadId
 from ..corpus import Example
-from ..decoding import require_eval
+from ..decoding import model_device, require_eval
 from ..evaluate import ProbeQuery, ProbeResult, ProbeRow, ProbeRows, probe_batches
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions, HeadMask
 from ..tokenizer import Tokenizer
+from . import on_model_device
 from .heads import STATISTICS, head_statistics
 
 
@@ -29,6 +30,11 @@ class ProbeSet:
 
     batches: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[ProbeRows]]]
     n: int
+
+    def on(self, model: Transformer) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[ProbeRows]]]:
+        """The batches on the model's device (the set itself stays where it was built: one set, any model)."""
+        dev = model_device(model)
+        return [(src.to(dev), tgt_in.to(dev), tgt_out.to(dev), rows) for src, tgt_in, tgt_out, rows in self.batches]
 
 
 def probe_set(tokenizer: Tokenizer, examples: list[Example], n: int = 300, batch_size: int = 300) -> ProbeSet:
@@ -46,6 +52,7 @@ class Effect:
     loss: float  # mean cross-entropy per target piece
 
 
+@on_model_device
 @torch.inference_mode()
 def measure(
     model: Transformer, ps: ProbeSet, options: CallOptions = DEFAULT, memories: list[torch.Tensor] | None = None
@@ -56,7 +63,7 @@ def measure(
     pad = model.config.pad_id
     right = total = 0
     loss_sum, tokens = 0.0, 0
-    for i, (src, tgt_in, tgt_out, rows) in enumerate(ps.batches):
+    for i, (src, tgt_in, tgt_out, rows) in enumerate(ps.on(model)):
         if memories is None:
             logits = model(src, tgt_in, options=options).logits
         else:
@@ -77,11 +84,12 @@ class HeadEffect:
     loss_rise: float  # loss with this head off − baseline loss
 
 
+@on_model_device
 def rank_heads(model: Transformer, ps: ProbeSet) -> tuple[Effect, list[HeadEffect]]:
     """Switch each head off alone and measure what it costs; the most harmful first."""
     base = measure(model, ps)
     with torch.inference_mode():
-        memories = [model.encode(src) for src, _, _, _ in ps.batches]  # unchanged when a decoder head is off
+        memories = [model.encode(src) for src, _, _, _ in ps.on(model)]  # unchanged when a decoder head is off
     effects = []
     for head in HeadId.all(model.config):
         options = CallOptions(head_mask=HeadMask.without(model.config, [head]))
@@ -150,27 +158,28 @@ def _number(value: float) -> float | None:
     return None if np.isnan(value) else float(value)
 
 
+@on_model_device
 @torch.inference_mode()
 def head_map(model: Transformer, src: list[int], dec: list[int], head: HeadId) -> np.ndarray:
     """One head's (T_q, T_k) weights on a teacher-forced pair: encoder input src, decoder input dec."""
     require_eval(model)
-    device = next(model.parameters()).device
-    att = model(torch.tensor([src], device=device), torch.tensor([dec], device=device), return_attention=True)
+    att = model(torch.tensor([src]), torch.tensor([dec]), return_attention=True)
     return att.attention.of(head.kind)[head.layer][0, head.head].float().cpu().numpy()
 
 
+@on_model_device
 @torch.inference_mode()
 def set_statistics(model: Transformer, ps: ProbeSet) -> dict[AttentionKind, dict[str, np.ndarray]]:
     """Head statistics averaged over the probe set's sentences (each on its own unpadded length)."""
     require_eval(model)
     sums: dict[AttentionKind, dict[str, np.ndarray]] = {}
     count = 0
-    for src, tgt_in, _, _ in ps.batches:
+    for src, tgt_in, _, _ in ps.on(model):
         att = model(src, tgt_in, return_attention=True).attention
         S = (src != model.config.pad_id).sum(1).tolist()
         T = (tgt_in != model.config.pad_id).sum(1).tolist()
         for kind in AttentionKind:
-            maps = torch.stack(att.of(kind), 1).numpy()  # (B, L, H, T_q, T_k)
+            maps = torch.stack(att.of(kind), 1).cpu().numpy()  # (B, L, H, T_q, T_k)
             for i in range(len(S)):
                 tq = S[i] if kind is AttentionKind.ENCODER else T[i]
                 tk = T[i] if kind is AttentionKind.DECODER else S[i]

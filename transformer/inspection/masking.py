@@ -18,6 +18,7 @@ from ..decoding import greedy_decode, require_eval
 from ..model import Transformer
 from ..options import CallOptions
 from ..tokenizer import Tokenizer, pad_batch
+from . import on_model_device
 
 
 class Stage(StrEnum):
@@ -61,6 +62,7 @@ class PaddingDemo:
         return float(self.weights[b, ..., self.lengths[b] :].max(initial=0.0))
 
 
+@on_model_device
 @torch.inference_mode()
 def padding_demo(model: Transformer, tokenizer: Tokenizer, texts: list[str]) -> PaddingDemo:
     require_eval(model)
@@ -68,10 +70,10 @@ def padding_demo(model: Transformer, tokenizer: Tokenizer, texts: list[str]) -> 
     src = pad_batch(ids, model.config.pad_id)
     out = model(src, torch.full((len(ids), 1), model.config.bos_id), return_intermediates=True)
     traces = [layer.self_attention for layer in out.intermediates.encoder]
-    stack = lambda pick: torch.stack([pick(t) for t in traces], 1).numpy()  # noqa: E731 (B, L, H, S, S)
+    stack = lambda pick: torch.stack([pick(t) for t in traces], 1).cpu().numpy()  # noqa: E731 (B, L, H, S, S)
     S = src.size(1)
     pieces = [tokenizer.pieces(x) + ["<pad>"] * (S - len(x)) for x in ids]
-    mask = model.source_mask(src).numpy()
+    mask = model.source_mask(src).cpu().numpy()
     scaled, masked, weights = stack(lambda t: t.scaled), stack(lambda t: t.masked), stack(lambda t: t.weights)
     return PaddingDemo(pieces, [len(x) for x in ids], mask, scaled, masked, weights)
 
@@ -109,6 +111,7 @@ class LookAheadDemo:
         return weights[..., np.triu(np.ones((T, T), dtype=bool), 1)]
 
 
+@on_model_device
 @torch.inference_mode()
 def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> LookAheadDemo:
     require_eval(model)
@@ -128,7 +131,7 @@ def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> Look
     masked_out, loss, predicted = run(CallOptions())
     open_out, loss_open, predicted_open = run(CallOptions(look_ahead_mask=False))
     traces = [masked_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
-    stack = lambda ts, pick: torch.stack([pick(t)[0] for t in ts]).numpy()  # noqa: E731 (L, H, T, T)
+    stack = lambda ts, pick: torch.stack([pick(t)[0] for t in ts]).cpu().numpy()  # noqa: E731 (L, H, T, T)
     open_traces = [open_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
     return LookAheadDemo(
         tokenizer.pieces(tgt_in[0].tolist()),
@@ -159,6 +162,7 @@ class PaddingEffect:
     translation_open: str  # greedy, padded, the pads visible to attention
 
 
+@on_model_device
 @torch.inference_mode()
 def padding_effect(model: Transformer, tokenizer: Tokenizer, text: str, other: str) -> PaddingEffect:
     """Pads text to the longer of the two (at least one pad) and compares with text alone."""

@@ -14,6 +14,7 @@ import torch
 
 from ..attention import AttentionKind
 from ..model import Transformer
+from . import on_model_device
 
 
 @dataclass
@@ -46,6 +47,7 @@ class HeadContributions:
         return float(np.abs(self.contributions.sum(0) + self.bias - self.output).max())
 
 
+@on_model_device
 @torch.inference_mode()
 def head_contributions(
     model: Transformer, src_ids: list[int], decoder_input: list[int], kind: AttentionKind, layer: int, query: int
@@ -55,9 +57,9 @@ def head_contributions(
     trace = out.intermediates.trace(kind, layer)
     module = (model.encoder_layers if kind.in_encoder else model.decoder_layers)[layer]
     mha = module.cross_attn if kind is AttentionKind.CROSS else module.self_attn
-    heads = trace.head_outputs[0, :, query].double().numpy()  # (H, d_k)
+    heads = trace.head_outputs[0, :, query].double().cpu().numpy()  # (H, d_k)
     H, d_k = heads.shape
-    w_o = mha.w_o.weight.detach().double().numpy()
+    w_o = mha.w_o.weight.detach().double().cpu().numpy()
     blocks = w_o.reshape(-1, H, d_k)  # (d_model, H, d_k): W_O^(i) = columns i·d_k .. (i+1)·d_k
     contributions = np.einsum("hk,dhk->hd", heads, blocks)
     return HeadContributions(
@@ -67,7 +69,7 @@ def head_contributions(
         heads,
         heads.reshape(-1),
         w_o,
-        mha.w_o.bias.detach().double().numpy(),
+        mha.w_o.bias.detach().double().cpu().numpy(),
         contributions,
-        trace.output[0, query].double().numpy(),
+        trace.output[0, query].double().cpu().numpy(),
     )

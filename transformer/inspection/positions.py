@@ -13,6 +13,7 @@ from ..decoding import greedy_decode, require_eval
 from ..model import Transformer
 from ..options import CallOptions
 from ..tokenizer import Tokenizer
+from . import on_model_device
 
 
 def wavelength(pair: int, d_model: int) -> float:
@@ -45,18 +46,20 @@ def similarity(table: np.ndarray) -> np.ndarray:
     return table @ table.T
 
 
+@on_model_device
 def position_table(model: Transformer, n: int) -> np.ndarray | None:
     """The first n rows of the model's positional encoding (sinusoidal or learned), None without one."""
     table = model.positional.table
-    return None if table is None else table[:n].detach().float().numpy()
+    return None if table is None else table[:n].detach().float().cpu().numpy()
 
 
+@on_model_device
 @torch.inference_mode()
 def embedding_norms(model: Transformer, ids: list[int]) -> tuple[np.ndarray, np.ndarray | None]:
     """Per position: ‖√d_model · E[token]‖ and ‖PE(pos)‖ (§3.4: the scaling keeps the words from drowning)."""
     emb, _ = model.embed(torch.tensor([ids]), model.src_embed)
     table = position_table(model, len(ids))
-    return emb[0].norm(dim=-1).numpy(), None if table is None else np.linalg.norm(table, axis=-1)
+    return emb[0].norm(dim=-1).cpu().numpy(), None if table is None else np.linalg.norm(table, axis=-1)
 
 
 def shuffle(n: int, seed: int) -> list[int]:
@@ -87,6 +90,7 @@ class OrderDemo:
     shuffled_maps_without: np.ndarray
 
 
+@on_model_device
 @torch.inference_mode()
 def order_blindness(model: Transformer, tokenizer: Tokenizer, text: str, seed: int) -> OrderDemo:
     require_eval(model)
@@ -115,6 +119,6 @@ def order_blindness(model: Transformer, tokenizer: Tokenizer, text: str, seed: i
         results["without"][1][1],
         results["with"][1][0],
         results["with"][1][1],
-        results["without"][2][0].numpy(),
-        results["without"][2][1].numpy(),
+        results["without"][2][0].cpu().numpy(),
+        results["without"][2][1].cpu().numpy(),
     )

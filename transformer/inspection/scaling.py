@@ -13,6 +13,7 @@ import torch
 
 from ..attention import AttentionKind
 from ..model import Transformer
+from . import on_model_device
 
 D_KS = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -82,6 +83,7 @@ class LayerScaling:
     max_weight_unscaled: float
 
 
+@on_model_device
 @torch.inference_mode()
 def model_scaling(model: Transformer, src_ids: list[int], decoder_input: list[int]) -> list[LayerScaling]:
     out = model(torch.tensor([src_ids]), torch.tensor([decoder_input]), return_intermediates=True)
@@ -91,9 +93,9 @@ def model_scaling(model: Transformer, src_ids: list[int], decoder_input: list[in
         n = model.config.n_layers(kind)
         for layer in range(n):
             t = inter.trace(kind, layer)
-            valid = torch.isfinite(t.masked[0]).numpy()  # (H, T_q, T_k)
-            scores = t.scores[0].double().numpy()
-            scaled = t.scaled[0].double().numpy()
+            valid = torch.isfinite(t.masked[0]).cpu().numpy()  # (H, T_q, T_k)
+            scores = t.scores[0].double().cpu().numpy()
+            scaled = t.scaled[0].double().cpu().numpy()
             ent, mx, _ = softmax_stats(scaled, valid)
             ent_u, mx_u, _ = softmax_stats(scores, valid)
             rows.append(

@@ -23,6 +23,7 @@ from ..decoding import greedy_decode, require_eval
 from ..model import Transformer
 from ..options import CallOptions
 from ..tokenizer import Tokenizer
+from . import on_model_device
 from .scaling import softmax_stats
 
 
@@ -119,7 +120,7 @@ def saturation(d_ks=(4, 16, 64, 256, 1024), n_keys: int = 32, trials: int = 200,
             "additive": AdditiveScorer(d_k),
         }
         for name, scorer in scorers.items():
-            e, m, _ = softmax_stats(scorer(q, k).double().numpy())
+            e, m, _ = softmax_stats(scorer(q, k).double().cpu().numpy())
             mx[name].append(m)
             ent[name].append(e)
     return Saturation(list(d_ks), mx, ent)
@@ -133,6 +134,7 @@ class WindowRun:
     pronoun: str | None
 
 
+@on_model_device
 @torch.inference_mode()
 def restricted_runs(model: Transformer, tokenizer: Tokenizer, text: str, windows: list[int | None]) -> list[WindowRun]:
     """Translate with the encoder's self-attention restricted to |i − j| <= r, for each r (None = full)."""
@@ -147,7 +149,8 @@ def restricted_runs(model: Transformer, tokenizer: Tokenizer, text: str, windows
         att = model(src, src[:, :1], options=options, return_attention=True).attention.encoder
         tokens = greedy_decode(model, src, 2 * len(ids) + 8, return_attention=False, options=options).tokens
         translation = tokenizer.decode(tokens)
-        runs.append(WindowRun(r, translation, torch.stack([a[0] for a in att]).numpy(), french_pronoun(translation)))
+        maps = torch.stack([a[0] for a in att]).cpu().numpy()  # (L, H, S, S)
+        runs.append(WindowRun(r, translation, maps, french_pronoun(translation)))
     return runs
 
 

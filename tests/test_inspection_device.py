@@ -1,9 +1,8 @@
 """Every inspection function builds its tensors on the model's device.
 
-As in test_device.py, the meta device stands in for "not the model's": with meta as torch's default
-device, a tensor built without the model's device lands on meta, and a torch-function mode records
-every op that returns one. The model lives on the CPU; each function must give the same result as
-without the patch, and no op may produce a meta tensor.
+With test_device.py's harness: the meta device stands in for "not the model's" (a tensor built without
+the model's device lands on meta, and every op that returns one is recorded). The model lives on the
+CPU; each function must give the same result as without the patch, and no op may produce a meta tensor.
 """
 
 from __future__ import annotations
@@ -12,9 +11,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_flatten
+from test_device import on_a_foreign_default_device
 
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import load_checkpoint
@@ -28,20 +25,6 @@ from transformer.options import CallOptions, HeadMask
 
 TEXT = "The dog didn't cross the road because it was too tired."
 OTHER = "The cat was tired."
-
-
-class ForeignTensors(TorchFunctionMode):
-    """Records the ops that return a tensor on the meta device."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: list[str] = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
-        if any(isinstance(t, torch.Tensor) and t.is_meta for t in tree_flatten(out)[0]):
-            self.ops.append(getattr(func, "__name__", str(func)))
-        return out
 
 
 def assert_same(a, b) -> None:
@@ -93,11 +76,6 @@ def test_every_inspection_builds_on_the_models_device(ckpt):
     }
     for name, call in calls.items():
         expected = call()
-        watch = ForeignTensors()
-        try:
-            with torch.device("meta"), watch:
-                got = call()
-        except (RuntimeError, NotImplementedError) as exc:  # a meta tensor met a CPU one, or was read
-            pytest.fail(f"{name} built a tensor off the model's device: {exc} (ops: {watch.ops[:5]})")
-        assert watch.ops == [], name
+        got, ops = on_a_foreign_default_device(call)
+        assert ops == [], name
         assert_same(expected, got)

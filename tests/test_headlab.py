@@ -11,19 +11,7 @@ from transformer import AttentionKind, CallOptions, HeadId, HeadMask
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import CorpusSpec, generate_test
 from transformer.evaluate import ProbeResult
-from transformer.inspection.headlab import (
-    HeadEffect,
-    bystanders,
-    head_map,
-    measure,
-    probe_ranking,
-    probe_set,
-    pronoun_query,
-    pronoun_scores,
-    rank_heads,
-    set_statistics,
-    statistics_rows,
-)
+from transformer.inspection import headlab as lab
 from transformer.inspection.heads import STATISTICS, head_statistics
 from transformer.layout import DEFAULT_CHECKPOINT
 
@@ -32,9 +20,9 @@ shipped = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shippe
 
 def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_output(trained_checkpoint):
     ckpt = load_checkpoint(trained_checkpoint)
-    ps = probe_set(ckpt.tokenizer, generate_test(CorpusSpec(n_examples=600, n_test=100)), 60)
-    base = measure(ckpt.model, ps)
-    assert measure(ckpt.model, ps, CallOptions(head_mask=HeadMask.without(ckpt.config, []))) == base
+    ps = lab.probe_set(ckpt.tokenizer, generate_test(CorpusSpec(n_examples=600, n_test=100)), 60)
+    base = lab.measure(ckpt.model, ps)
+    assert lab.measure(ckpt.model, ps, CallOptions(head_mask=HeadMask.without(ckpt.config, []))) == base
     cfg = ckpt.config
     layer_off = HeadMask.without(cfg, HeadId.all(cfg, AttentionKind.DECODER)[: cfg.n_heads])
     src, tgt_in, _, _ = ps.batches[0]
@@ -48,15 +36,15 @@ def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_ou
     cross_off = CallOptions(head_mask=HeadMask.without(cfg, [HeadId(AttentionKind.CROSS, 1, 2)]))
     with torch.inference_mode():
         memories = [ckpt.model.encode(src) for src, _, _, _ in ps.batches]
-    full, shortcut = measure(ckpt.model, ps, cross_off), measure(ckpt.model, ps, cross_off, memories)
+    full, shortcut = lab.measure(ckpt.model, ps, cross_off), lab.measure(ckpt.model, ps, cross_off, memories)
     assert abs(full.loss - shortcut.loss) < 1e-6 and full.accuracy == shortcut.accuracy  # the encoder is reused
-    base2, effects = rank_heads(ckpt.model, ps)
+    base2, effects = lab.rank_heads(ckpt.model, ps)
     assert base2 == base and sorted(e.head for e in effects) == sorted(HeadId.all(cfg))
     drops = [(e.accuracy_drop, e.loss_rise) for e in effects]
     assert drops == sorted(drops, reverse=True)  # the most harmful first
     one = next(e for e in effects if e.head == HeadId(AttentionKind.CROSS, 1, 2))
     assert one.loss_rise == pytest.approx(full.loss - base.loss) and one.accuracy_drop == base.accuracy - full.accuracy
-    stats = set_statistics(ckpt.model, ps)
+    stats = lab.set_statistics(ckpt.model, ps)
     assert set(stats) == set(AttentionKind)
     assert stats[AttentionKind.ENCODER]["entropy"].shape == (cfg.n_encoder_layers, cfg.n_heads)
     # a snapshot's head map is the model's own map of that head, teacher-forced
@@ -64,7 +52,7 @@ def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_ou
         att = ckpt.model(src[:1], tgt_in[:1], return_attention=True).attention
     head = HeadId(AttentionKind.CROSS, 1, 2)
     np.testing.assert_array_equal(
-        head_map(ckpt.model, src[0].tolist(), tgt_in[0].tolist(), head), att.of(head.kind)[1][0, 2].numpy()
+        lab.head_map(ckpt.model, src[0].tolist(), tgt_in[0].tolist(), head), att.of(head.kind)[1][0, 2].numpy()
     )
 
 
@@ -76,24 +64,24 @@ def test_bystanders_are_heads_that_find_the_antecedent_yet_are_not_needed():
         HeadId(AttentionKind.DECODER, 0, 0),
     )
     effects = [
-        HeadEffect(needed, 0.30, 1.2),
-        HeadEffect(bystander, 0.004, 0.01),
-        HeadEffect(weak, -0.002, 0.0),
-        HeadEffect(other, 0.0, 0.0),
+        lab.HeadEffect(needed, 0.30, 1.2),
+        lab.HeadEffect(bystander, 0.004, 0.01),
+        lab.HeadEffect(weak, -0.002, 0.0),
+        lab.HeadEffect(other, 0.0, 0.0),
     ]
     scores = {needed: 0.97, bystander: 0.85, weak: 0.79}  # the decoder's self-attention has no probe score
-    assert bystanders(effects, scores) == [bystander]
-    assert bystanders(effects, scores, min_score=0.75) == [bystander, weak]
-    assert bystanders(effects, scores, max_drop=0.5) == [needed, bystander]
-    assert bystanders(effects, {}) == []
+    assert lab.bystanders(effects, scores) == [bystander]
+    assert lab.bystanders(effects, scores, min_score=0.75) == [bystander, weak]
+    assert lab.bystanders(effects, scores, max_drop=0.5) == [needed, bystander]
+    assert lab.bystanders(effects, {}) == []
 
 
 def test_probe_rankings_name_heads_best_first():
-    enc, cross = pronoun_query(AttentionKind.ENCODER), pronoun_query(AttentionKind.CROSS)
-    assert pronoun_query(AttentionKind.DECODER) is None  # the probe reads no decoder self-attention row
+    enc, cross = lab.pronoun_query(AttentionKind.ENCODER), lab.pronoun_query(AttentionKind.CROSS)
+    assert lab.pronoun_query(AttentionKind.DECODER) is None  # the probe reads no decoder self-attention row
     grid = np.array([[0.1, 0.9], [0.5, 0.2]])  # (L, H)
     probe = ProbeResult(10, {enc: grid, cross: 1 - grid})
-    ranked = probe_ranking(probe, cross)
+    ranked = lab.probe_ranking(probe, cross)
     assert [h for h, _ in ranked] == [
         HeadId(AttentionKind.CROSS, 0, 0),
         HeadId(AttentionKind.CROSS, 1, 1),
@@ -101,7 +89,7 @@ def test_probe_rankings_name_heads_best_first():
         HeadId(AttentionKind.CROSS, 0, 1),
     ]
     assert [s for _, s in ranked] == pytest.approx([0.9, 0.8, 0.5, 0.1])
-    scores = pronoun_scores(probe)
+    scores = lab.pronoun_scores(probe)
     assert len(scores) == 8 and scores[HeadId(AttentionKind.ENCODER, 0, 1)] == 0.9
     assert scores[HeadId(AttentionKind.CROSS, 0, 1)] == pytest.approx(0.1)
 
@@ -111,7 +99,7 @@ def test_statistics_rows_are_one_per_head_with_none_where_undefined():
     maps = {kind: rng.dirichlet(np.ones(5), size=(2, 3, 5)) for kind in AttentionKind}  # (L, H, T, T)
     stats = {kind: head_statistics(m, kind) for kind, m in maps.items()}
     coref = {HeadId(AttentionKind.ENCODER, 1, 2): 0.75}
-    rows = dict(statistics_rows(stats, coref))
+    rows = dict(lab.statistics_rows(stats, coref))
     assert list(rows) == [HeadId(k, layer, h) for k in AttentionKind for layer in range(2) for h in range(3)]
     enc = rows[HeadId(AttentionKind.ENCODER, 1, 2)]
     assert enc["coreference"] == 0.75 and enc["entropy"] == pytest.approx(stats[AttentionKind.ENCODER]["entropy"][1, 2])
@@ -120,7 +108,7 @@ def test_statistics_rows_are_one_per_head_with_none_where_undefined():
     assert cross["distance"] is None and cross["self"] is None and cross["entropy"] > 0  # positions: not comparable
     assert "coreference" not in rows[HeadId(AttentionKind.DECODER, 0, 0)]
     assert all(set(STATISTICS) <= set(values) for values in rows.values())
-    assert all("coreference" not in values for _, values in statistics_rows(stats))
+    assert all("coreference" not in values for _, values in lab.statistics_rows(stats))
 
 
 @shipped
@@ -155,10 +143,10 @@ def test_ablation_ranks_heads_and_names_bystanders():
     assert text == (EN("lab.bystanders", heads=", ".join(named)) if named else EN("lab.no_bystanders"))
     # switching every cross-attention head off: the page shows the accuracy measured on the same probe set
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
-    ps = probe_set(ckpt.tokenizer, generate_test(CorpusSpec.from_card(ckpt.card)), 300)
+    ps = lab.probe_set(ckpt.tokenizer, generate_test(CorpusSpec.from_card(ckpt.card)), 300)
     off = HeadId.all(ckpt.config, AttentionKind.CROSS)
-    base = measure(ckpt.model, ps)
-    now = measure(ckpt.model, ps, CallOptions(head_mask=HeadMask.without(ckpt.config, off)))
+    base = lab.measure(ckpt.model, ps)
+    now = lab.measure(ckpt.model, ps, CallOptions(head_mask=HeadMask.without(ckpt.config, off)))
     assert now.accuracy < base.accuracy - 0.2  # without the source the pronoun is a guess
     at.multiselect(key="lab_off").set_value(off).run()
     assert not at.exception

@@ -439,3 +439,20 @@ def test_every_page_renders_on_an_imported_marian_of_the_papers_shape(imported_6
     at = run(app(checkpoint="opus-mt-en-de", text=text))
     expected = Translator("en")("marian.probe_not_french", lang="de")
     assert expected in [i.value for i in at.info]
+
+
+def test_the_probe_of_an_import_is_the_cards_probe_computed_in_chunks(trained_checkpoint):
+    from transformer.corpus import CorpusSpec, generate_test
+    from transformer.evaluate import coreference_probe
+    from transformer.marian import coreference_evaluation
+
+    ckpt = load_checkpoint(trained_checkpoint)
+    examples = generate_test(CorpusSpec.from_card(ckpt.card))[:40]
+    seen = []
+    chunked = coreference_evaluation(ckpt.model, ckpt.tokenizer, examples, lambda d, t: seen.append((d, t)), chunk=16)
+    whole = coreference_probe(ckpt.model, ckpt.tokenizer, examples, batch_size=1).to_card()
+    assert seen == [(16, 40), (32, 40), (40, 40)]  # the progress bar's steps
+    assert chunked["n_sentences"] == whole["n_sentences"] > 20
+    assert {(h["kind"], h["query"], h["layer"], h["head"]): h["score"] for h in chunked["heads"]} == {
+        (h["kind"], h["query"], h["layer"], h["head"]): h["score"] for h in whole["heads"]
+    }

@@ -348,6 +348,12 @@ def test_bad_folders_give_a_clear_message_and_write_nothing(marian_src, tmp_path
     (shapes / "config.json").write_text(json.dumps(cfg))
     assert "does not match config.json" in _bad_import(capsys, shapes, out)
 
+    huge = copy("huge")
+    cfg = json.loads((huge / "config.json").read_text())
+    cfg["max_position_embeddings"] = 10**9  # would be a 4 TB position table
+    (huge / "config.json").write_text(json.dumps(cfg))
+    assert "more than this app handles" in _bad_import(capsys, huge, out)
+
     pickled = copy("pickled")
     (pickled / "model.safetensors").unlink()
     torch.save({"x": _Boom()}, pickled / "pytorch_model.bin")
@@ -456,3 +462,18 @@ def test_the_probe_of_an_import_is_the_cards_probe_computed_in_chunks(trained_ch
     assert {(h["kind"], h["query"], h["layer"], h["head"]): h["score"] for h in chunked["heads"]} == {
         (h["kind"], h["query"], h["layer"], h["head"]): h["score"] for h in whole["heads"]
     }
+
+
+def test_a_hostile_config_cannot_make_a_checkpoint_allocate_a_huge_position_table(imported, tmp_path):
+    from transformer.checkpoint import CheckpointError
+
+    bad = Path(shutil.copytree(imported, tmp_path / "bad"))
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg["max_len"] = 10**9  # the sinusoidal table is not stored, so no weight's shape would catch it
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="max_len = 1000000000 is more than this app handles"):
+        load_checkpoint(bad)
+    cfg["max_len"], cfg["vocab_size"] = 512, cfg["vocab_size"] + 1
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="weights do not match config.json"):
+        load_checkpoint(bad)

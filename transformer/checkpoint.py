@@ -42,6 +42,7 @@ from .tokenizer import MarianTokenizer, Tokenizer, TokenizerBase, TokenizerError
 MAX_JSON_BYTES = 4 * 1024 * 1024
 MAX_TOKENIZER_BYTES = 32 * 1024 * 1024
 MAX_SAFETENSORS_HEADER = 16 * 1024 * 1024
+CONFIG_LIMITS = {"max_len": 8192, "n_encoder_layers": 64, "n_decoder_layers": 64}
 
 
 class CheckpointError(ValueError):
@@ -219,14 +220,13 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
         config = TransformerConfig.from_dict(read_json(path / CONFIG_FILE))
     except (ConfigError, TypeError) as exc:
         raise CheckpointError(f"config.json is invalid: {exc}") from None
+    for name, limit in CONFIG_LIMITS.items():  # what no weight shape bounds: the position table, the stack
+        if getattr(config, name) > limit:
+            raise CheckpointError(f"config.json: {name} = {getattr(config, name)} is more than this app handles")
     card = read_json(path / CARD_FILE)
     if not isinstance(card, dict):
         raise CheckpointError("card.json must be a JSON object")
     tokenizer = load_tokenizer(path, names, config)
-    if tokenizer.vocab_size != config.vocab_size:
-        raise CheckpointError(
-            f"tokenizer has {tokenizer.vocab_size} pieces but config.vocab_size is {config.vocab_size}"
-        )
     # Compare the file's header with the shapes the config implies before allocating anything:
     # a hostile config.json cannot make us build a huge model, nor a file make us read one.
     with torch.device("meta"):

@@ -50,6 +50,13 @@ HF_TOKENIZER_CONFIG, TARGET_VOCAB, README = "tokenizer_config.json", "target_voc
 MAX_PARAMETERS = 2_000_000_000
 MAX_WEIGHTS_BYTES = 8 * 2**30
 SWISH = {"swish": "swish", "silu": "swish", "relu": "relu"}
+LIMITS = {  # far above opus-mt (512 positions, 6+6 layers, d_model 512 or 1024, ~60k pieces)
+    "max_position_embeddings": 1024,
+    "encoder_layers": 48,
+    "decoder_layers": 48,
+    "d_model": 4096,
+    "vocab_size": 1_000_000,
+}
 
 
 class MarianError(ValueError):
@@ -228,6 +235,9 @@ def _config(hf: dict[str, Any]) -> TransformerConfig:
     if len(heads) != 1 or len(ffn) != 1:
         raise MarianError("encoder and decoder with different head counts or feed-forward widths are not supported")
     d_model = _int(hf, "d_model")
+    for key, limit in LIMITS.items():  # before anything is built from these numbers
+        if _int(hf, key, 0) > limit:
+            raise MarianError(f"config.json: {key} = {hf[key]} is more than this app handles ({limit})")
     if d_model % 2:
         raise MarianError(f"d_model must be even, got {d_model}")
     pad = _int(hf, "pad_token_id")

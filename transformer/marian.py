@@ -50,6 +50,8 @@ HF_TOKENIZER_CONFIG, TARGET_VOCAB, README = "tokenizer_config.json", "target_voc
 MAX_PARAMETERS = 2_000_000_000
 MAX_WEIGHTS_BYTES = 8 * 2**30
 SWISH = {"swish": "swish", "silu": "swish", "relu": "relu"}
+IMPORTED = "imported-marian"  # card.json's "kind" of an imported checkpoint
+FRENCH = ("fr", "fra", "fre", "french")
 LIMITS = {  # far above opus-mt (512 positions, 6+6 layers, d_model 512 or 1024, ~60k pieces)
     "max_position_embeddings": 1024,
     "encoder_layers": 48,
@@ -354,6 +356,9 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
             f"{tokenizer.special.eos}, config.json says pad_token_id {config.pad_id}, eos_token_id {config.eos_id}"
         )
     notes = []
+    for path in (safetensors, pickled):
+        if path is not None and path.stat().st_size > MAX_WEIGHTS_BYTES:
+            raise MarianError(f"{path.name} is larger than {MAX_WEIGHTS_BYTES} bytes")
     if safetensors is not None:
         weights = safetensors
         found = _safetensors_header(weights)
@@ -366,8 +371,6 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
         weights = pickled
         found = {k: (tuple(v.shape), _dtype_name(v)) for k, v in _load_pickle(weights).items()}
         notes.append(f"{PICKLE} was read through torch.load(weights_only=True): tensors only, no code")
-    if weights.stat().st_size > MAX_WEIGHTS_BYTES:
-        raise MarianError(f"{weights.name} is larger than {MAX_WEIGHTS_BYTES} bytes")
     _check_shapes(found, config, weights.name)
     n_params = sum(torch.Size(shape).numel() for shape, _ in found.values())
     if n_params > MAX_PARAMETERS:
@@ -394,7 +397,7 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
     if any(d != "F32" for d in dtypes):
         conversions.append(f"weights cast from {', '.join(d for d in dtypes if d != 'F32')} to float32")
     card = {
-        "kind": "imported-marian",
+        "kind": IMPORTED,
         "origin": {
             "folder": str(src.resolve()),
             "name_or_path": hf.get("_name_or_path"),
@@ -643,9 +646,6 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
 
 
 # ------------------------------------------------------------------- what the app asks of an import
-
-IMPORTED = "imported-marian"
-FRENCH = ("fr", "fra", "fre", "french")
 
 
 def is_imported(card: Any) -> bool:

@@ -109,7 +109,7 @@ class _A:
     cross = np.random.default_rng(2).dirichlet(np.ones(3), size=(1, 4, 2))
 
     def maps(self, kind):
-        return getattr(self, str(kind))
+        return {AttentionKind.ENCODER: self.encoder, AttentionKind.DECODER: self.decoder}.get(kind, self.cross)
 
     def labels(self, kind):
         from transformer.analysis import Analysis

@@ -206,6 +206,7 @@ def test_export_round_trip_loads_in_transformers(trained_checkpoint, tmp_path):
     again = tmp_path / "again"
     assert main(["import-marian", str(out), "--out", str(again)]) == 0
     back = load_checkpoint(again)
+    assert (back.card["source_lang"], back.card["target_lang"]) == ("en", "fr")  # ours: English -> French
     src = torch.tensor([ckpt.tokenizer.source_ids("The dog was too tired.")])
     tgt = torch.tensor([[2, 5, 6]])
     torch.testing.assert_close(back.model(src, tgt).logits, ckpt.model(src, tgt).logits, atol=ATOL, rtol=0)

@@ -531,6 +531,17 @@ def import_marian(
 # ------------------------------------------------------------------------------------------ export
 
 
+def _languages(card: dict[str, Any]) -> dict[str, str]:
+    """source_lang / target_lang for an exported folder: an import's own; ours are English -> French unless
+    trained on a file of the user's (then unknown)."""
+    if is_imported(card):
+        return {k: card[k] for k in ("source_lang", "target_lang") if isinstance(card.get(k), str)}
+    train = card.get("train_config")
+    if isinstance(train, dict) and train.get("data_file"):
+        return {}
+    return {"source_lang": "en", "target_lang": "fr"}
+
+
 def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = False) -> Path:
     """Write one of our checkpoints as a Hugging Face Marian folder (MarianMTModel + MarianTokenizer load it).
 
@@ -613,8 +624,13 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
         "separate_vocabs": False,
     }
     card = ckpt.card if isinstance(ckpt.card, dict) else {}
+    tok_config.update(_languages(card))
+    licence = card.get("licence") if isinstance(card.get("licence"), str) else None
+    front = "library_name: transformers\ntags: [translation, marian]\n"
+    if licence and licence != "not stated in the folder":
+        front += f"license: {json.dumps(licence)}\n"
     readme = (
-        "---\nlibrary_name: transformers\ntags: [translation, marian]\n---\n"
+        f"---\n{front}---\n"
         f"# {Path(checkpoint).name}\n\nExported from this project's checkpoint `{Path(checkpoint).name}` by "
         "`python -m transformer export-marian`. The d_model axis was permuted to Marian's [sines | cosines] "
         "position layout; activation relu; special ids as trained here "

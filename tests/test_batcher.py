@@ -291,3 +291,28 @@ def test_five_sessions_through_the_protocol_get_the_serial_answers_through_the_b
     )
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[-2:] == ["5", "0"]
+
+
+def test_a_session_waiting_for_the_batcher_lends_its_work_slot(monkeypatch):
+    """With every work slot taken by sessions that wait for the model, another session still runs:
+    so more requests than there are slots can meet in one batch."""
+    import pages._ui.slots as slots
+
+    monkeypatch.setattr(slots, "_slots", threading.BoundedSemaphore(1))
+    inside, done = threading.Event(), threading.Event()
+
+    def waiting_session() -> None:
+        with slots.work_slot(), slots.released():
+            inside.set()
+            done.wait(10)
+
+    t = threading.Thread(target=waiting_session)
+    t.start()
+    inside.wait(10)
+    got = slots._slots.acquire(timeout=5)  # the slot is free while the first session waits
+    assert got
+    slots._slots.release()
+    done.set()
+    t.join(10)
+    assert slots._slots.acquire(timeout=1)  # and given back once it is done
+    slots._slots.release()

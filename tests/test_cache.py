@@ -108,6 +108,36 @@ def test_errors_are_not_cached_and_reach_every_waiter():
     assert len(c) == 0 and c.get("k", lambda: "fine") == "fine"  # the next call computes again
 
 
+class Stop(BaseException):
+    """What Streamlit raises in a script thread it stops (a rerun, a closed session): not an Exception."""
+
+
+def test_a_stopped_owner_makes_the_waiters_compute_instead_of_failing():
+    c = BoundedCache(10, 10**6, size_of)
+    started, gate = threading.Event(), threading.Event()
+
+    def stopped():
+        started.set()
+        gate.wait(10)
+        raise Stop()
+
+    def owner():
+        with pytest.raises(Stop):
+            c.get("k", stopped)
+
+    t = threading.Thread(target=owner)
+    t.start()
+    started.wait(10)
+    out = []
+    waiter = threading.Thread(target=lambda: out.append(c.get("k", lambda: "computed by the waiter")))
+    waiter.start()
+    time.sleep(0.2)
+    gate.set()
+    t.join(10)
+    waiter.join(10)
+    assert out == ["computed by the waiter"]
+
+
 def test_one_size_estimator_for_every_cache():
     a = np.zeros((2, 3), dtype=np.float32)
     t = torch.zeros(10, dtype=torch.float64)

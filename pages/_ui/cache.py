@@ -14,6 +14,7 @@ import os
 import types
 import weakref
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ from transformer.checkpoint import Checkpoint, load_checkpoint
 from transformer.layout import MODEL_FILE
 from transformer.options import DEFAULT, CallOptions
 
+from . import slots
 from .lru import BoundedCache, size_of
 
 # Measured: ~100 kB per analysis of a 30-piece sentence with the shipped model, ~1.8 MB at 127 pieces.
@@ -89,10 +91,17 @@ def analysis(path: str, text: str, beam: int = 1, options: CallOptions = DEFAULT
     ckpt = checkpoint(path)
     beam = int(beam)
 
-    def compute() -> Analysis:
-        return _freeze(_backend().analyse(ckpt, text, beam, options))
+    backend = _backend()
 
-    return analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
+    def compute() -> Analysis:
+        return _freeze(backend.analyse(ckpt, text, beam, options))
+
+    # A backend that computes elsewhere (the batcher's thread, Ray) leaves this thread only waiting, for
+    # its own request or another session's of the same key: its work slot goes to another session
+    # meanwhile, whose request can then join the same batch. (Holding it while waiting for a session
+    # that needs a slot back to finish would deadlock.)
+    with slots.released() if backend.elsewhere else nullcontext():
+        return analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
 
 
 @st.cache_resource(show_spinner=False)

@@ -39,6 +39,10 @@ def size_of(value: Any) -> int:
     return 32
 
 
+class _OwnerLeft(Exception):
+    """The thread computing a value stopped before it had one."""
+
+
 class BoundedCache(Generic[V]):
     """get(key, compute) -> value; evicts least recently used entries beyond max_entries or max_bytes,
     and entries older than ttl_s seconds."""
@@ -84,13 +88,18 @@ class BoundedCache(Generic[V]):
                 future = self._pending[key] = Future()
                 self.misses += 1
         if not owner:
-            return future.result()
+            try:
+                return future.result()
+            except _OwnerLeft:  # the computing thread was stopped (its session left): compute here instead
+                return self.get(key, compute)
         try:
             value = compute()
         except BaseException as exc:
             with self._lock:
                 self._pending.pop(key, None)
-            future.set_exception(exc)
+            # an error of the computation reaches every waiter; a stop of the owner's thread (a rerun,
+            # a session closing: not an Exception) only makes the waiters try again themselves
+            future.set_exception(exc if isinstance(exc, Exception) else _OwnerLeft())
             raise
         size = self.size_of(value)
         with self._lock:

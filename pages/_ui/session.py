@@ -7,9 +7,6 @@ functions: a page's script namespace is never captured by a widget.
 
 from __future__ import annotations
 
-import os
-import threading
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +20,7 @@ from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_chec
 from . import cache
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 from .probe import default_head
+from .slots import WORK_SLOTS, work_slot  # noqa: F401  (app.py runs each page body in a work slot)
 from .widgets import open_tab, set_head
 
 EXAMPLES = [
@@ -39,7 +37,6 @@ EXAMPLES = [
 MAX_TEXT = 20_000  # characters kept from a paste; the model reads far fewer pieces (see the page's note)
 MAX_SHARED_TEXT = 600  # a longer sentence is left out of the share link
 BEAMS = range(1, 9)
-WORK_SLOTS = int(os.environ.get("TRANSFORMER_WORK_SLOTS", str(os.cpu_count() or 2)))
 # The main head picker of every page uses these keys, so a head chosen on one page is kept on the next.
 PICK = "pick"
 PERSISTENT = ("lang", "checkpoint", "text", "beam", f"{PICK}_kind", f"{PICK}_layer", f"{PICK}_head")
@@ -195,22 +192,6 @@ def share_link() -> None:
             qp[name] = str(value)
 
 
-@st.cache_resource(show_spinner=False)
-def _slots() -> threading.BoundedSemaphore:
-    return threading.BoundedSemaphore(WORK_SLOTS)
-
-
-@contextmanager
-def work_slot():
-    """At most WORK_SLOTS page bodies run at once (the server's cores): the others wait without holding
-    the GIL, so runs finish one after another instead of all at the end, and the event loop that sends
-    their results keeps its share of the interpreter (measured with bench/bench_load.py)."""
-    slots = _slots()
-    slots.acquire()
-    try:
-        yield
-    finally:
-        slots.release()
 
 
 def follow_link(pages: dict) -> None:

@@ -20,11 +20,15 @@ BACKEND_ENV = "TRANSFORMER_BATCH"
 
 
 class Backend(Protocol):
+    elsewhere: bool  # whether the computation runs outside the caller's thread (the caller only waits)
+
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis: ...
 
 
 class Direct:
     """Every caller runs its own unbatched analysis in its own thread (the reference of the benches)."""
+
+    elsewhere = False
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
         return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
@@ -32,6 +36,8 @@ class Direct:
 
 class Batched:
     """Callers that ask at the same moment share one padded pass (see Batcher)."""
+
+    elsewhere = True
 
     def __init__(self, batcher: Batcher | None = None) -> None:
         self.batcher = batcher or Batcher.from_env()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -185,10 +184,8 @@ def _batched(
     out = []
     for i, (source, toks, dec) in enumerate(zip(sources, tokens, dec_inputs)):
         S, T = len(source.ids), len(dec)
-        maps = {
-            AttentionKind.ENCODER: np.ascontiguousarray(stacked[AttentionKind.ENCODER][i, :, :, :S, :S].numpy()),
-            AttentionKind.DECODER: np.ascontiguousarray(stacked[AttentionKind.DECODER][i, :, :, :T, :T].numpy()),
-            AttentionKind.CROSS: np.ascontiguousarray(stacked[AttentionKind.CROSS][i, :, :, :T, :S].numpy()),
-        }
+        cut = {AttentionKind.ENCODER: (S, S), AttentionKind.DECODER: (T, T), AttentionKind.CROSS: (T, S)}
+        # copies: a view would keep the whole batch's maps alive in the cache
+        maps = {kind: stacked[kind][i, :, :, :q, :k].numpy().copy() for kind, (q, k) in cut.items()}
         out.append(assemble(tokenizer, source, toks, dec, maps, log_probs[i, :T]))
     return out

@@ -11,6 +11,7 @@ of each other run as one padded batch (``analyse_batch``), and each caller gets 
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -26,6 +27,8 @@ from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer
 from .batched import analyse_batch, batchable
+
+log = logging.getLogger(__name__)
 
 WINDOW_S = 0.005  # how long the first request of a batch waits for others
 MAX_SENTENCES = 32
@@ -78,8 +81,12 @@ class Batcher:
 
     @classmethod
     def from_env(cls) -> Batcher:
-        """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_SENTENCES, $TRANSFORMER_BATCH_PIECES."""
+        """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_SENTENCES, $TRANSFORMER_BATCH_PIECES;
+        $TRANSFORMER_LOG_BATCHES=1 logs each batch (size, time, queue) on stderr."""
         env = os.environ.get
+        if env("TRANSFORMER_LOG_BATCHES") and not log.handlers:  # one line per batch on stderr (benches)
+            log.addHandler(logging.StreamHandler())
+            log.setLevel(logging.INFO)
         return cls(
             float(env("TRANSFORMER_BATCH_WINDOW_MS", WINDOW_S * 1000)) / 1000,
             int(env("TRANSFORMER_BATCH_SENTENCES", MAX_SENTENCES)),
@@ -149,6 +156,7 @@ class Batcher:
         while True:
             batch = self._take()
             first = batch[0]
+            started = time.perf_counter()
             try:
                 with torch.inference_mode():
                     results: list[Any] = self._run(
@@ -159,6 +167,13 @@ class Batcher:
             except BaseException as exc:  # noqa: BLE001  the worker outlives any failure
                 results = [exc] * len(batch)
             self.batches = [*self.batches[-999:], len(batch)]
+            log.info(
+                "batch of %d (beam %d) in %.3f s, %d waiting",
+                len(batch),
+                first.beam,
+                time.perf_counter() - started,
+                len(self._queue),
+            )
             with self._cv:
                 for job in batch:
                     self._inflight.pop(job.key, None)

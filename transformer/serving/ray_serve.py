@@ -138,6 +138,8 @@ def deploy(address: str | None = None, replicas: int = 1, name: str = APP_NAME, 
 class RayClient:
     """The app's backend when $TRANSFORMER_RAY_ADDRESS is set: each analysis is a request to the deployment."""
 
+    elsewhere = True
+
     def __init__(self, address: str, name: str = APP_NAME) -> None:
         if not ray.is_initialized():
             ray.init(address=address, namespace="serve", log_to_driver=False)

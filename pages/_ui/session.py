@@ -192,8 +192,6 @@ def share_link() -> None:
             qp[name] = str(value)
 
 
-
-
 def follow_link(pages: dict) -> None:
     """A button asked to open another page (e.g. the head lab's "open in the explorer"): go there now."""
     target = st.session_state.pop("_goto", None)

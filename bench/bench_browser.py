@@ -10,12 +10,14 @@
 4. A cold start: from starting the server process (the browser already open) until the
    first heatmap of a first visit is drawn.
 
-For the new sentence it also prints where the time went, on the page's own clock (hooks
-installed before the app's scripts, see browser.PROFILE_HOOKS): the key until the rerun
-request leaves, the server (request sent until the run's last websocket message arrives:
-the script and its transport), the browser after that message until the redraw; and, over
-the whole redraw, the time inside Plotly.react/newPlot, the main thread's long tasks and
-the bytes received.
+Where the time went is printed too, on the page's own clock (hooks installed before the
+app's scripts, see browser.PROFILE_HOOKS). A new sentence: the key until the rerun request
+leaves, the server (request sent until the run's last websocket message arrives: the script
+and its transport), the browser after that message until the redraw; over the whole redraw,
+the time inside Plotly.react/newPlot, the main thread's long tasks, the bytes received, and
+the CPU time the server's and chromium's processes spent (from /proc: on a shared machine,
+time spent waiting for a core shows in the timings only). A warm visit: the page and its
+scripts until the first websocket message leaves, the server's first run, the browser after.
 
 With --ref, the same is measured for that commit (checked out in a temporary git
 worktree) in the same run, on the same machine, so the two can be compared; with --runs,
@@ -25,6 +27,7 @@ the whole measurement is repeated (the apps alternating) and every run is printe
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -36,12 +39,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import SENTENCES  # noqa: E402
-from browser import PROFILE_HOOKS, REDRAWN, REDRAWN_NOTED, launch, machine, server  # noqa: E402
+from browser import PROFILE_HOOKS, REDRAWN, REDRAWN_NOTED, cpu_seconds, descendants, launch, machine, server  # noqa: E402
 
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
 HEATMAP = ".js-plotly-plot .heatmaplayer image"
+HEATMAP_NOTED = f"""() => {{
+  const ok = !!document.querySelector('{HEATMAP}');
+  if (ok) window.__prof.done = performance.now();
+  return ok;
+}}"""
 VIEWPORT = {"width": 1500, "height": 1100}
-PARTS = ("key", "server", "browser", "plotly", "long tasks", "calls", "kB in")
+PARTS = ("key", "server", "browser", "plotly", "long tasks", "calls", "kB in", "server CPU", "chromium CPU")
 
 
 def expected_translations() -> dict[str, str]:
@@ -82,12 +90,26 @@ def breakdown(page) -> dict[str, float]:
     }
 
 
-def measure(url: str, translations: dict[str, str], repeat: int) -> tuple[dict[str, list[float]], list[dict]]:
+def visit_breakdown(page) -> dict[str, float]:
+    """Where a warm visit's time went (ms on the page's clock, from the navigation's start): the page and
+    its scripts until the first websocket message goes out, the server's first run (until the last message
+    before the heatmap), and the browser after that until the heatmap is drawn."""
+    p = page.evaluate("() => window.__prof")
+    sent = min(t for d, t, _ in p["ws"] if d == "out")
+    last = max((t for d, t, _ in p["ws"] if d == "in" and t <= p["done"]), default=sent)
+    plotly = sum(end - start for _, start, end in p["plotly"] if start <= p["done"])
+    return {"page": sent, "server": last - sent, "browser": p["done"] - last, "plotly": plotly}
+
+
+def measure(url: str, server_pid: int, translations: dict[str, str], repeat: int):
+    """The three timings of the module's docstring, and the profile of each new sentence."""
     from playwright.sync_api import sync_playwright
 
     times: dict[str, list[float]] = {"new sentence": [], "warm visit": [], "tab switch": []}
-    parts = []
+    parts, visits = [], []
     with sync_playwright() as p:
+        server_pids = descendants(server_pid)
+        before = descendants(os.getpid()) - server_pids
         browser = launch(p)
         page = browser.new_page(viewport=VIEWPORT)
         page.add_init_script(PROFILE_HOOKS)
@@ -97,11 +119,14 @@ def measure(url: str, translations: dict[str, str], repeat: int) -> tuple[dict[s
         for i in range(repeat):
             sentence = SENTENCES[i % 8]
             box.fill(sentence)
+            chromium = descendants(os.getpid()) - server_pids - before  # every chromium process, renderers too
+            cpu = cpu_seconds(server_pids), cpu_seconds(chromium)
             t = time.perf_counter()
             box.press("Control+Enter")
             page.wait_for_function(REDRAWN_NOTED, arg=[translations[sentence], marker_of(sentence), 3], polling="raf")
             times["new sentence"].append(time.perf_counter() - t)
-            parts.append(breakdown(page))
+            cpu = cpu_seconds(server_pids) - cpu[0], cpu_seconds(chromium) - cpu[1]
+            parts.append({**breakdown(page), "server CPU": cpu[0] * 1e3, "chromium CPU": cpu[1] * 1e3})
         box.fill(FLAGSHIP)
         box.press("Control+Enter")
         page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], "▁animal", 3], timeout=60_000)
@@ -114,6 +139,7 @@ def measure(url: str, translations: dict[str, str], repeat: int) -> tuple[dict[s
                     times["tab switch"].append(time.perf_counter() - t)
         # a second browser tab: the same browser (its HTTP cache), a new Streamlit session
         ctx = browser.new_context(viewport=VIEWPORT)
+        ctx.add_init_script(PROFILE_HOOKS)
         first = ctx.new_page()
         first.goto(url, wait_until="commit")
         first.wait_for_selector(HEATMAP, timeout=120_000)
@@ -121,12 +147,13 @@ def measure(url: str, translations: dict[str, str], repeat: int) -> tuple[dict[s
             visit = ctx.new_page()
             t = time.perf_counter()
             visit.goto(url, wait_until="commit")
-            visit.wait_for_selector(HEATMAP, timeout=120_000)
+            visit.wait_for_function(HEATMAP_NOTED, timeout=120_000, polling="raf")
             times["warm visit"].append(time.perf_counter() - t)
+            visits.append(visit_breakdown(visit))
             visit.close()
         ctx.close()
         browser.close()
-    return times, parts
+    return times, parts, visits
 
 
 def cold_start(app_dir: Path) -> float:
@@ -173,15 +200,17 @@ def main() -> None:
         for run in range(1, args.runs + 1):
             for name, app_dir in apps:
                 cold = [cold_start(app_dir) for _ in range(args.cold)]
-                with server(app_dir) as (url, _):
-                    times, parts = measure(url, translations, args.repeat)
+                with server(app_dir) as (url, proc):
+                    times, parts, visits = measure(url, proc.pid, translations, args.repeat)
                 times["cold start"] = cold
                 for k, v in times.items():
                     medians[name].setdefault(k, []).append(statistics.median(v))
                 summary = "   ".join(f"{k}: {ms(v)}" for k, v in times.items())
                 print(f"run {run}  {name:16s} {summary}")
                 split = "  ".join(f"{k} {statistics.median(d[k] for d in parts):.0f}" for k in PARTS)
-                print(f"       new sentence, medians (ms unless named): {split}", flush=True)
+                print(f"       new sentence, medians (ms unless named): {split}")
+                split = "  ".join(f"{k} {statistics.median(d[k] for d in visits):.0f}" for k in visits[0])
+                print(f"       warm visit, medians (ms): {split}", flush=True)
         if args.runs > 1:
             for name, by_kind in medians.items():
                 summary = "   ".join(f"{k}: {ms(v)}" for k, v in by_kind.items())

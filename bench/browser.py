@@ -105,6 +105,34 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # fields from the state on (the name may hold spaces)
+
+
+def descendants(pid: int) -> set[int]:
+    """pid and every process below it (read from /proc; empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir() if Path("/proc").exists() else ():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))):
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        found.add(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def cpu_seconds(pids: set[int]) -> float:
+    """User + system CPU time of these processes so far (a process that has exited counts 0)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    return sum(int(f[11]) + int(f[12]) for f in map(_stat, pids) if f) / tick
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -43,9 +43,11 @@ def beam_search_batch(
     *,
     alpha: float = 0.6,
     options: CallOptions = DEFAULT,
-) -> tuple[list[list[int]], Tensor, Tensor | None]:
+    capture: Capture | None = None,
+) -> tuple[list[list[int]], Tensor, Tensor | None, Tensor]:
     """decoding.beam_search for B sentences at once (beam 1: greedy); returns the tokens of each
-    (EOS included when reached), and the padded sources and their mask for the teacher-forced pass.
+    (EOS included when reached), and the padded sources, their mask and the memory (B, S, d_model)
+    for the teacher-forced pass. capture: filled with the encoder's maps.
 
     Shape: sources B lists of ids (EOS last); limits: each sentence's max_new_tokens.
     """
@@ -58,7 +60,7 @@ def beam_search_batch(
     limits = [min(n, model.config.max_len - 1) for n in limits]
     src = pad_batch(sources, model.config.pad_id).to(device)  # (B, S)
     src_mask = model.source_mask(src, options)  # (B, 1, 1, S)
-    memory = model.encode(src, src_mask, options=options)  # (B, S, d_model)
+    memory = model.encode(src, src_mask, options=options, capture=capture)  # (B, S, d_model)
     cache = DecoderCache.empty(len(model.decoder_layers))
     # the live rows are sentence by sentence, each sentence's beams next to each other
     beams: list[list[list[int]]] = [[[]] for _ in range(B)]
@@ -113,9 +115,10 @@ def beam_search_batch(
             start += n
         live = next_live
         if live:
-            cache = cache.index_select(torch.tensor(keep_rows, device=device))
+            if keep_rows != list(range(len(sent))):  # greedy rows that all go on need no reordering
+                cache = cache.index_select(torch.tensor(keep_rows, device=device))
             last = torch.tensor(next_tok, dtype=torch.long, device=device)[:, None]
-    return [r if r is not None else [] for r in result], src, src_mask
+    return [r if r is not None else [] for r in result], src, src_mask, memory
 
 
 @torch.no_grad()
@@ -165,18 +168,18 @@ def _batched(
     model: Transformer, tokenizer: Tokenizer, sources: list[Source], beam_size: int, options: CallOptions
 ) -> list[Analysis]:
     pad_id, bos_id = model.config.pad_id, model.config.bos_id
-    tokens, src, src_mask = beam_search_batch(
+    capture = Capture(AttentionMaps())  # the encoder's maps come from the decoding's own encoder pass
+    tokens, src, src_mask, memory = beam_search_batch(
         model,
         [s.ids for s in sources],
         beam_size,
         [max_new_tokens(s) for s in sources],
         options=options,
+        capture=capture,
     )
     # teacher forcing on what was produced: in eval mode row t equals what decoding step t saw
     dec_inputs = [[bos_id] + t[:-1] if t else [bos_id] for t in tokens]
     tgt = pad_batch(dec_inputs, pad_id).to(src.device)  # (B, T)
-    capture = Capture(AttentionMaps())
-    memory = model.encode(src, src_mask, options=options, capture=capture)
     logits = model.decode(tgt, memory, src_mask, options=options, capture=capture)  # (B, T, vocab)
     log_probs = logits.log_softmax(-1)
     att = capture.attention

@@ -141,9 +141,10 @@ def _teacher_forced_batch(
     """src (B, S), tgt_in (B, T), tgt_out (B, T) of (source, target) pairs, padded, on device (None: torch's
     default device)."""
     targets = [tokenizer.target_ids(t) for _, t in pairs]
+    pad = tokenizer.special.pad  # 0 for ours; the last id for an imported Marian model, whose 0 is </s>
     with on_device(device):
-        src = pad_batch([tokenizer.source_ids(s) for s, _ in pairs])
-        tgt_in, tgt_out = pad_batch([t[0] for t in targets]), pad_batch([t[1] for t in targets])
+        src = pad_batch([tokenizer.source_ids(s) for s, _ in pairs], pad)
+        tgt_in, tgt_out = pad_batch([t[0] for t in targets], pad), pad_batch([t[1] for t in targets], pad)
     return src, tgt_in, tgt_out
 
 

@@ -48,6 +48,9 @@ def best_probe_head(
 
 
 def has_probe_set(card: dict[str, Any]) -> bool:
-    """Whether held-out probe sentences can be generated for the checkpoint: not when it was trained on a file."""
+    """Whether held-out probe sentences can be generated for the checkpoint: not when it was trained on a file,
+    nor for an imported model whose target language is not French."""
+    from ..marian import coreference_applies  # the import's card says its languages
+
     train = card.get("train_config") if isinstance(card, dict) else None
-    return not (isinstance(train, dict) and train.get("data_file"))
+    return not (isinstance(train, dict) and train.get("data_file")) and coreference_applies(card)

@@ -316,3 +316,17 @@ def test_a_session_waiting_for_the_batcher_lends_its_work_slot(monkeypatch):
     t.join(10)
     assert slots._slots.acquire(timeout=1)  # and given back once it is done
     slots._slots.release()
+
+
+def test_the_environment_chooses_the_backend(monkeypatch):
+    from transformer.serving import Batched, Direct, backend_from_env
+
+    monkeypatch.delenv("TRANSFORMER_RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("TRANSFORMER_BATCH", "0")
+    direct = backend_from_env()
+    monkeypatch.setenv("TRANSFORMER_BATCH", "1")
+    batched = backend_from_env()
+    assert isinstance(direct, Direct) and isinstance(batched, Batched)
+    assert (direct.elsewhere, batched.elsewhere) == (False, True)
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    same(direct.analyse(ckpt, SHIPPED[1], 4), batched.analyse(ckpt, SHIPPED[1], 4))

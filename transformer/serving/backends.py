@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
+import torch
+
 from ..analysis import Analysis, analyse
 from ..checkpoint import Checkpoint
 from ..options import DEFAULT, CallOptions
@@ -31,7 +33,8 @@ class Direct:
     elsewhere = False
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
-        return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
+        with torch.inference_mode():
+            return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
 
 
 class Batched:

@@ -330,3 +330,23 @@ def test_the_environment_chooses_the_backend(monkeypatch):
     assert (direct.elsewhere, batched.elsewhere) == (False, True)
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     same(direct.analyse(ckpt, SHIPPED[1], 4), batched.analyse(ckpt, SHIPPED[1], 4))
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_a_marian_shaped_model_that_starts_with_its_pad_id_batches_the_same(beam):
+    """opus-mt starts the decoder with its pad id (and uses swish and an output bias): the padded
+    decoder inputs then begin with the very id they are padded with."""
+    tok = Tokenizer.train(CORPUS, vocab_size=60)
+    torch.manual_seed(1)
+    config = TransformerConfig.preset(
+        "tiny", vocab_size=tok.vocab_size, dropout=0.0, bos_id=0, activation="swish", output_bias=True
+    )
+    model = Transformer(config).eval()
+    with torch.no_grad():
+        model.generator.bias.normal_()
+    ref = reference(model, tok, TEXTS, beam)
+    assert all(a.decoder_ids[0] == config.pad_id for a in ref)
+    with torch.inference_mode():
+        got = analyse_batch(model, tok, TEXTS, beam)
+    for a, b in zip(ref, got):
+        same(a, b)

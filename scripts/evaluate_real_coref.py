@@ -4,9 +4,11 @@
     python3 scripts/evaluate_real_coref.py checkpoints/real-coref --write    # and merge into card.json
 
 Writes "evaluation" (the coreference split, in the format the app's probe views read),
-"real_coref" (every figure on the full held-out sets, with the goals reached or missed) and
+"real_coref" (every figure on the full held-out sets, with the goals reached or missed),
 "real_coref_sample" (the same on the first SAMPLE sentences of each set, which
-tests/test_real_corpus.py re-checks).
+tests/test_real_checkpoint.py re-checks), "real_data" (what it was trained on, from the
+corpus MANIFEST.json) and "reordering_examples" (held-out real sentences whose
+cross-attention reorders, found by transformer.inspection.reorder).
 """
 
 from __future__ import annotations
@@ -24,26 +26,45 @@ sys.path.insert(0, str(ROOT))
 def main(argv: list[str] | None = None) -> int:
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus import CorpusSpec
+    from transformer.corpus.real import DATA_DIR, load_real
     from transformer.evaluate_real import SAMPLE, real_coref_report
+    from transformer.inspection.reorder import find_reorderings
+    from transformer.inspection.training_data import real_data_entry
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
     ap.add_argument("--write", action="store_true", help="merge the figures into the checkpoint's card.json")
     ap.add_argument("--gimp", type=int, default=1000, help="GIMP sentences to score (0: all)")
+    ap.add_argument("--limit", type=int, help="score only the first N sentences of each set (a dry run)")
     args = ap.parse_args(argv)
     ckpt = load_checkpoint(args.checkpoint)
     spec = CorpusSpec.from_card(ckpt.card)
     t0 = time.perf_counter()
     sample = real_coref_report(ckpt.model, ckpt.tokenizer, spec, limit=SAMPLE, gimp_limit=SAMPLE)
     t1 = time.perf_counter()
-    full = real_coref_report(ckpt.model, ckpt.tokenizer, spec, gimp_limit=args.gimp or None)
+    full = real_coref_report(ckpt.model, ckpt.tokenizer, spec, limit=args.limit, gimp_limit=args.gimp or None)
     t2 = time.perf_counter()
     coref = full.pop("coref_evaluation")
     sample.pop("coref_evaluation")
     full["eval_time_s"], sample["eval_time_s"] = round(t2 - t1, 1), round(t1 - t0, 1)
     print(json.dumps({k: full[k] for k in ("goals", "eval_time_s")}, indent=1, ensure_ascii=False))
+    t3 = time.perf_counter()
+    found = find_reorderings(ckpt.model, ckpt.tokenizer, [s for s, _ in load_real("test")][: args.limit], top=6)
+    examples = [r.to_dict() for r in found]
+    print(json.dumps(examples[:3], indent=1, ensure_ascii=False))
+    print(f"reordering examples: {time.perf_counter() - t3:.0f} s")
     if args.write:
-        update_card(args.checkpoint, {"evaluation": coref, "real_coref": full, "real_coref_sample": sample})
+        names = ckpt.card.get("train_config", {}).get("real_data") or []
+        update_card(
+            args.checkpoint,
+            {
+                "evaluation": coref,
+                "real_coref": full,
+                "real_coref_sample": sample,
+                "real_data": real_data_entry(names, DATA_DIR / "MANIFEST.json"),
+                "reordering_examples": examples,
+            },
+        )
     return 0
 
 

@@ -37,3 +37,13 @@ def test_find_reorderings_runs_on_a_model_and_respects_lengths():
     for r in found:  # whatever it finds obeys the rule
         assert r.swaps > 0 and r.inversions <= 2 * r.swaps and len(r.path) == len(r.translation.split())
     assert find_reorderings(ckpt.model, ckpt.tokenizer, ["Too short"]) == []
+
+
+def test_card_examples_are_read_defensively():
+    from transformer.inspection.reorder import card_examples
+
+    card = {"reordering_examples": [{"source": "The selected file opens."}, {"source": ""}, "x", {"source": 3}]}
+    assert card_examples(card) == ["The selected file opens."]
+    assert card_examples({"reordering_examples": "nope"}) == [] and card_examples(None) == []
+    many = {"reordering_examples": [{"source": f"Sentence {i} here."} for i in range(9)]}
+    assert len(card_examples(many)) == 4

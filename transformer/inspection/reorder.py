@@ -133,3 +133,15 @@ def find_reorderings(
     found = [r for r in found if r.swaps > 0 and r.inversions <= 2 * r.swaps]
     found.sort(key=lambda r: (-r.swaps, -r.peak, r.source))
     return found[:top]
+
+
+def card_examples(card: dict, n: int = 4) -> list[str]:
+    """The English sentences of a card's "reordering_examples" (written by scripts/evaluate_real_coref.py),
+    read defensively: at most n, each a short non-empty string."""
+    entries = card.get("reordering_examples") if isinstance(card, dict) else None
+    out: list[str] = []
+    for e in entries if isinstance(entries, list) else []:
+        src = e.get("source") if isinstance(e, dict) else None
+        if isinstance(src, str) and src.strip() and len(src) <= 200 and src not in out:
+            out.append(src.strip())
+    return out[:n]

@@ -1,0 +1,60 @@
+"""The shipped real-text checkpoint (checkpoints/real-coref): its card's figures re-measured on a sample.
+
+scripts/evaluate_real_coref.py wrote "real_coref_sample": every figure on the first SAMPLE sentences
+of each held-out set. Greedy decoding is deterministic, so re-measuring gives the same numbers (up to
+float noise between thread counts). About a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer.checkpoint import load_checkpoint
+from transformer.corpus import CorpusSpec
+from transformer.evaluate_real import GOALS, SAMPLE, coreference_goals_met, real_coref_report
+from transformer.layout import SHIPPED_ROOT
+from transformer.training import PRESETS
+
+PATH = SHIPPED_ROOT / "real-coref"
+pytestmark = pytest.mark.skipif(not (PATH / "card.json").is_file(), reason="checkpoints/real-coref not present")
+
+
+@pytest.fixture(scope="module")
+def ckpt():
+    return load_checkpoint(PATH)
+
+
+def test_card_records_how_it_was_made(ckpt):
+    card = ckpt.card
+    cfg = card["train_config"]
+    preset = PRESETS["real-coref"]
+    assert cfg["steps"] == preset.steps == card["step"]
+    assert cfg["real_data"] == list(preset.real_data) == ["libreoffice", "handbook"]
+    assert cfg["model_overrides"] == preset.model_overrides and cfg["vocab_size"] == preset.vocab_size
+    assert card["real_data"]["libreoffice"]["packages"]["libreoffice-help-fr"].startswith("4:7.4.7")
+    assert card["wall_time_s"] <= 60 * 60 + 300  # the issue's hour, give or take a snapshot
+    full = card["real_coref"]
+    for key in GOALS:
+        assert key in full["goals"]
+    assert full["real"]["n_sentences"] > 500 and full["coref"]["n_sentences"] == 2000
+    # the files the repository carries: every one under 30 MB, all together under 100 MB
+    sizes = [p.stat().st_size for p in PATH.rglob("*") if p.is_file()]
+    assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20
+
+
+def test_sample_figures_reproduce(ckpt):
+    stored = ckpt.card["real_coref_sample"]
+    again = real_coref_report(
+        ckpt.model, ckpt.tokenizer, CorpusSpec.from_card(ckpt.card), limit=SAMPLE, gimp_limit=SAMPLE
+    )
+    for part in ("real", "gimp"):
+        assert again[part]["n_sentences"] == stored[part]["n_sentences"] == SAMPLE
+        assert again[part]["chrf"] == pytest.approx(stored[part]["chrf"], abs=0.5)
+        assert again[part]["bleu"] == pytest.approx(stored[part]["bleu"], abs=0.5)
+    one = 1 / SAMPLE + 1e-9  # at most one sentence may flip between thread counts
+    assert again["coref"]["pronoun_accuracy"] == pytest.approx(stored["coref"]["pronoun_accuracy"], abs=one)
+    assert again["variants"]["pronoun_accuracy"] == pytest.approx(stored["variants"]["pronoun_accuracy"], abs=one)
+    assert [s["translation"] for s in again["flagship"]] == [s["translation"] for s in stored["flagship"]]
+    for q, best in stored["best_heads"].items():
+        assert again["best_heads"][q]["score"] == pytest.approx(best["score"], abs=one)
+    assert coreference_goals_met(again) == coreference_goals_met(stored)

@@ -1,0 +1,35 @@
+"""The app with a model trained on real text: the short card on what it saw, notes on rare words."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from apptest import EN, app, node_text, run
+
+from transformer.corpus.real import DATA_DIR
+from transformer.inspection.training_data import real_data_entry
+from transformer.layout import SHIPPED_ROOT
+
+
+def test_trained_on_card_and_rare_word_notes(tmp_path, monkeypatch):
+    ckpt = tmp_path / "real-tiny"
+    shutil.copytree(SHIPPED_ROOT / "tiny", ckpt, ignore=shutil.ignore_patterns("snapshots"))
+    card = json.loads((ckpt / "card.json").read_text(encoding="utf-8"))
+    card["train_config"]["real_data"] = ["libreoffice", "handbook"]
+    card["real_data"] = real_data_entry(("libreoffice", "handbook"), DATA_DIR / "MANIFEST.json")
+    vocab = card["vocabulary"]
+    vocab["words"] = sorted(set(vocab["words"]) | {"selected", "file"})
+    vocab["rare"] = {"selected": 2}
+    (ckpt / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
+    at = run(app(text="The selected file"))
+    notes = node_text(at.get_by_key("sentence_notes"))
+    assert EN("realdata.rare", n=1) in notes
+    assert EN("realdata.rare_word", word="selected", count=2) in notes
+    assert "file (seen" not in notes  # a word seen often is not noted
+    labels = [e.label for e in at.expander]
+    assert EN("realdata.trained_on") in labels
+    body = " ".join(m.value for m in at.markdown)
+    pairs = card["real_data"]["libreoffice"]["pairs"] + card["real_data"]["handbook"]["pairs"]
+    assert f"{pairs:,}" in body and "MPL-2.0" in body and "4:7.4.7-1+deb12u14" in body

@@ -111,6 +111,37 @@ def length_penalty(length: int, alpha: float) -> float:
     return ((5.0 + length) / 6.0) ** alpha
 
 
+def beam_step(
+    cand: Tensor,
+    vocab: int,
+    beams: list[list[int]],
+    finished: list[tuple[float, float, list[int]]],
+    eos_id: int,
+    beam_size: int,
+    alpha: float,
+) -> tuple[list[int], list[int], list[float]]:
+    """One step of the paper's beam search for one sentence (§6.1).
+
+    cand (n · vocab) holds each live beam's score plus each next token's log-probability. Of the
+    2·beam_size best, a hypothesis that ends with EOS goes to ``finished`` as (normalised, raw, tokens);
+    the others continue until beam_size are kept. Returns (beam, token, score) of the kept ones.
+    """
+    top_scores, top_idx = cand.topk(min(2 * beam_size, cand.numel()))
+    keep_beam, keep_tok, keep_score = [], [], []
+    for s, idx in zip(top_scores.tolist(), top_idx.tolist()):
+        b, tok = divmod(idx, vocab)
+        seq = beams[b] + [tok]
+        if tok == eos_id:
+            finished.append((s / length_penalty(len(seq), alpha), s, seq))
+        else:
+            keep_beam.append(b)
+            keep_tok.append(tok)
+            keep_score.append(s)
+        if len(keep_beam) == beam_size:
+            break
+    return keep_beam, keep_tok, keep_score
+
+
 @torch.no_grad()
 def beam_search(
     model: Transformer,
@@ -143,20 +174,9 @@ def beam_search(
         mask = None if src_mask is None else src_mask.expand(n, -1, -1, -1)
         logits = model.decode(last, memory.expand(n, -1, -1), mask, options=options, cache=cache)[:, -1]  # (n, vocab)
         cand = (scores[:, None] + next_log_probs(model, logits)).view(-1)  # (n · vocab)
-        top_scores, top_idx = cand.topk(min(2 * beam_size, cand.numel()))
-        vocab = logits.size(-1)
-        keep_beam, keep_tok, keep_score = [], [], []
-        for s, idx in zip(top_scores.tolist(), top_idx.tolist()):
-            b, tok = divmod(idx, vocab)
-            seq = beams[b] + [tok]
-            if tok == model.config.eos_id:
-                finished.append((s / length_penalty(len(seq), alpha), s, seq))
-            else:
-                keep_beam.append(b)
-                keep_tok.append(tok)
-                keep_score.append(s)
-            if len(keep_beam) == beam_size:
-                break
+        keep_beam, keep_tok, keep_score = beam_step(
+            cand, logits.size(-1), beams, finished, model.config.eos_id, beam_size, alpha
+        )
         # Stop once beam_size hypotheses have ended (so beam_size=1 is greedy decoding).
         if not keep_beam or len(finished) >= beam_size:
             break

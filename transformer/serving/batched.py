@@ -20,7 +20,7 @@ from torch import Tensor
 
 from ..analysis import Analysis, Source, analyse, assemble, max_new_tokens
 from ..attention import AttentionKind
-from ..decoding import length_penalty, next_log_probs, require_eval
+from ..decoding import beam_step, length_penalty, next_log_probs, require_eval
 from ..model import AttentionMaps, Capture, DecoderCache, Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer, pad_batch
@@ -85,19 +85,7 @@ def beam_search_batch(
         start = 0
         for i, n in zip(live, counts):
             cand = (scores[i][:, None] + logp[start : start + n]).view(-1)  # (n · vocab)
-            top_scores, top_idx = cand.topk(min(2 * beam_size, cand.numel()))
-            keep_beam, keep_tok, keep_score = [], [], []
-            for s, idx in zip(top_scores.tolist(), top_idx.tolist()):
-                b, tok = divmod(idx, vocab)
-                seq = beams[i][b] + [tok]
-                if tok == eos_id:
-                    finished[i].append((s / length_penalty(len(seq), alpha), s, seq))
-                else:
-                    keep_beam.append(b)
-                    keep_tok.append(tok)
-                    keep_score.append(s)
-                if len(keep_beam) == beam_size:
-                    break
+            keep_beam, keep_tok, keep_score = beam_step(cand, vocab, beams[i], finished[i], eos_id, beam_size, alpha)
             if not keep_beam or len(finished[i]) >= beam_size:
                 result[i] = max(finished[i], key=lambda f: f[0])[2]
             else:

@@ -102,6 +102,11 @@ PRESETS: dict[str, TrainConfig] = {
     # 1 thread on 2 shared cores): the decoder had not yet learned to read the source (held-out chrF 17.2,
     # pronoun accuracy 0.47), so the checkpoint is not shipped; see scripts/evaluate_real_coref.py.
     "real-coref": REAL_COREF,
+    # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause
+    # first, commas, "did not", very/so/really/extremely, lower case, no full stop, new nouns and verbs).
+    "coref-variants": dataclasses.replace(
+        COREF, corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2, variant_share=0.4)
+    ),
     # Under a minute on two cores: small enough for a demo in class (tests shorten it further).
     "tiny": TrainConfig(
         model_preset="tiny",

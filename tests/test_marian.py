@@ -6,6 +6,7 @@ transformers is a test-only oracle, run offline; the fixture is a tiny random Ma
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -22,7 +23,9 @@ from transformer.decoding import beam_search_hf, greedy_decode
 from transformer.marian import d_model_permutation, marian_positions
 from transformer.tokenizer import MarianTokenizer
 
-transformers = pytest.importorskip("transformers")
+# The oracle, a test-only dependency (requirements-test.txt), never skipped; imported after marian_fixture,
+# which puts Hugging Face offline (HF_HUB_OFFLINE=1) before transformers reads its settings.
+transformers = importlib.import_module("transformers")
 HFMarianTokenizer = transformers.MarianTokenizer
 MarianMTModel = transformers.MarianMTModel
 

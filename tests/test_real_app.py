@@ -33,3 +33,23 @@ def test_trained_on_card_and_rare_word_notes(tmp_path, monkeypatch):
     body = " ".join(m.value for m in at.markdown)
     pairs = card["real_data"]["libreoffice"]["pairs"] + card["real_data"]["handbook"]["pairs"]
     assert f"{pairs:,}" in body and "MPL-2.0" in body and "4:7.4.7-1+deb12u14" in body
+
+
+def test_a_cards_reordering_examples_join_the_sidebar_examples(tmp_path, monkeypatch):
+    from pages._ui.session import EXAMPLES
+
+    ckpt = tmp_path / "real-tiny"
+    shutil.copytree(SHIPPED_ROOT / "tiny", ckpt, ignore=shutil.ignore_patterns("snapshots"))
+    card = json.loads((ckpt / "card.json").read_text(encoding="utf-8"))
+    card["reordering_examples"] = [{"source": "The selected file opens."}, {"source": EXAMPLES[0]}, {"source": 3}]
+    (ckpt / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
+    at = run(app())
+    box = at.selectbox(key="example")
+    assert box.options == [*EXAMPLES, EN("sidebar.reorder_example", text="The selected file opens.")]
+    box.select("The selected file opens.")
+    run(at)
+    assert at.session_state["text"] == at.text_area(key="text").value == "The selected file opens."
+    # a checkpoint without them keeps the coreference examples only
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(SHIPPED_ROOT))
+    assert run(app()).selectbox(key="example").options == EXAMPLES

@@ -15,13 +15,14 @@ import streamlit as st
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint, CheckpointError
 from transformer.corpus import SEED_SENTENCES
+from transformer.inspection.reorder import card_examples
 from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_checkpoints, outside_links
 
 from . import cache
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 from .probe import default_head
 from .slots import WORK_SLOTS, work_slot  # noqa: F401  (app.py runs each page body in a work slot)
-from .widgets import open_tab, set_head
+from .widgets import ensure_choice, open_tab, set_head
 
 EXAMPLES = [
     SEED_SENTENCES[0][0],
@@ -67,6 +68,18 @@ def checkpoint_choices() -> dict[str, str]:
 def refresh_choices() -> None:
     """Scan the checkpoints folder again on the next call (a run has just written a new checkpoint)."""
     _scan.clear()
+
+
+def examples_for(path: str) -> list[str]:
+    """The sidebar's examples: the coreference pairs, then the held-out real sentences whose cross-attention
+    reorders that the checkpoint's card names (found by computation, see transformer/inspection/reorder.py)."""
+    if not path or not inside(checkpoints_root(), Path(path)):
+        return EXAMPLES
+    try:
+        card = cache.checkpoint(path).card
+    except CheckpointError:  # the page itself says what is wrong with it
+        return EXAMPLES
+    return EXAMPLES + [s for s in card_examples(card) if s not in EXAMPLES]
 
 
 def _use_example() -> None:
@@ -157,7 +170,16 @@ def sidebar(tr: Translator) -> None:
             st.selectbox(tr("sidebar.checkpoint"), list(choices), key="checkpoint", help=tr("sidebar.checkpoint_help"))
         else:  # the pages that need a model say so; the training page still works
             st.error(tr("sidebar.no_checkpoint", root=str(checkpoints_root())))
-        st.selectbox(tr("sidebar.examples"), EXAMPLES, key="example", on_change=_use_example)
+        examples = examples_for(choices.get(ss.get("checkpoint"), ""))
+        ensure_choice("example", examples, ss["text"] if ss.get("text") in examples else examples[0])
+        st.selectbox(
+            tr("sidebar.examples"),
+            examples,
+            key="example",
+            on_change=_use_example,
+            format_func=lambda s: s if s in EXAMPLES else tr("sidebar.reorder_example", text=s),
+            help=tr("sidebar.examples_help") if len(examples) > len(EXAMPLES) else None,
+        )
         st.text_area(tr("sidebar.sentence"), key="text", height=110)
         st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=tr("sidebar.beam_help"))
         refused = _links(str(checkpoints_root()))

@@ -350,3 +350,13 @@ def test_a_marian_shaped_model_that_starts_with_its_pad_id_batches_the_same(beam
         got = analyse_batch(model, tok, TEXTS, beam)
     for a, b in zip(ref, got):
         same(a, b)
+
+
+def test_batch_threads_rule():
+    from transformer.serving.batcher import WIDE_BATCH, batch_threads
+
+    assert batch_threads(30, 3) == 3 and batch_threads(1, 0) == 1  # a fixed number wins
+    assert batch_threads(WIDE_BATCH, None, cores=2, load=0.4) == 2  # a wide batch on an idle machine
+    assert batch_threads(WIDE_BATCH - 1, None, cores=2, load=0.0) == 1  # a small one keeps one thread
+    assert batch_threads(30, None, cores=2, load=1.5) == 1  # a loaded machine (e.g. a training run): one
+    assert batch_threads(30, None, cores=1, load=0.0) == 1

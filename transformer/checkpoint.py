@@ -1,7 +1,8 @@
 """The one checkpoint format: a directory of safetensors + JSON + the tokenizer's files.
 
 The tokenizer is ours (``tokenizer.model``) or, for an imported opus-mt model, Marian's
-(``source.spm``, ``target.spm``, ``vocab.json``): see :mod:`transformer.tokenizer`.
+(``source.spm``, ``target.spm``, ``vocab.json``, plus ``target_vocab.json`` when source and
+target have vocabularies of their own): see :mod:`transformer.tokenizer`.
 
 The files are listed in :mod:`transformer.layout`. Training checkpoints may add
 ``optimizer.safetensors`` and ``trainer_state.json`` so a killed run can resume.
@@ -29,6 +30,7 @@ from .config import ConfigError, TransformerConfig
 from .layout import (
     CARD_FILE,
     CONFIG_FILE,
+    MARIAN_SEPARATE_FILES,
     MARIAN_TOKENIZER_FILES,
     MODEL_FILE,
     REQUIRED_FILES,
@@ -255,16 +257,26 @@ def load_tokenizer(path: Path, names: tuple[str, ...], config: TransformerConfig
         if (path / name).stat().st_size > MAX_TOKENIZER_BYTES:
             raise CheckpointError(f"{name} is too large")
     files = {name: (path / name).read_bytes() for name in names}
+    if config.separate_vocabularies and names != MARIAN_SEPARATE_FILES:
+        raise CheckpointError(
+            f"config.json gives the target a vocabulary of its own (tgt_vocab_size {config.tgt_vocab_size}) "
+            f"but the checkpoint has no {MARIAN_SEPARATE_FILES[-1]}"
+        )
     try:
-        if names == MARIAN_TOKENIZER_FILES:
-            tokenizer: TokenizerBase = MarianTokenizer.from_files(files, config.vocab_size, config.bos_id)
+        if names in (MARIAN_TOKENIZER_FILES, MARIAN_SEPARATE_FILES):  # a stray target_vocab.json is refused there
+            tokenizer: TokenizerBase = MarianTokenizer.from_files(
+                files, config.vocab_size, config.bos_id, config.tgt_vocab_size
+            )
         else:
             tokenizer = Tokenizer.from_bytes(files[TOKENIZER_FILE])
     except TokenizerError as exc:
         raise CheckpointError(f"the tokenizer is invalid: {exc}") from None
-    if tokenizer.vocab_size != config.vocab_size:
+    if (tokenizer.vocab_size, tokenizer.target_vocab_size) != (config.vocab_size, config.target_vocab_size):
         raise CheckpointError(
             f"tokenizer has {tokenizer.vocab_size} pieces but config.vocab_size is {config.vocab_size}"
+            if tokenizer.vocab_size != config.vocab_size
+            else f"tokenizer's target has {tokenizer.target_vocab_size} pieces but config.json says "
+            f"{config.target_vocab_size}"
         )
     ids = (config.pad_id, config.eos_id)
     if (tokenizer.special.pad, tokenizer.special.eos) != ids:

@@ -21,7 +21,8 @@ class TransformerConfig:
     """Hyper-parameters of an encoder-decoder Transformer.
 
     Args:
-        vocab_size: size of the vocabulary shared by source and target (§3.4).
+        vocab_size: size of the vocabulary shared by source and target (§3.4); with
+            tgt_vocab_size, the source's alone (the encoder's embedding rows).
         n_encoder_layers: N for the encoder stack (paper: 6).
         n_decoder_layers: N for the decoder stack (paper: 6).
         d_model: width of every sub-layer output and of the embeddings (paper: 512).
@@ -37,6 +38,10 @@ class TransformerConfig:
         eos_id: the token that ends a sequence (ours: </s> = 3; Marian: 0).
         activation: the feed-forward's non-linearity: "relu" (§3.3) or "swish" (SiLU, opus-mt).
         output_bias: a bias added to the logits (Marian's final_logits_bias).
+        tgt_vocab_size: None (one vocabulary for both sides, as the paper) or the target's own
+            size: the decoder's embedding rows and the logits' width (opus-mt models with
+            separate vocabularies, target_vocab.json). pad_id is a token of both sides; bos_id
+            and eos_id are target tokens.
     """
 
     vocab_size: int
@@ -54,6 +59,7 @@ class TransformerConfig:
     eos_id: int = 3
     activation: Activation = "relu"
     output_bias: bool = False
+    tgt_vocab_size: int | None = None
 
     def __post_init__(self) -> None:
         ints = ("vocab_size", "n_encoder_layers", "n_decoder_layers", "d_model", "n_heads", "d_ff", "max_len")
@@ -69,12 +75,17 @@ class TransformerConfig:
             raise ConfigError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if not isinstance(self.tie_embeddings, bool):
             raise ConfigError("tie_embeddings must be true or false")
-        if not isinstance(self.pad_id, int) or not 0 <= self.pad_id < self.vocab_size:
-            raise ConfigError(f"pad_id must be a token id below vocab_size, got {self.pad_id!r}")
-        for name in ("bos_id", "eos_id"):
+        if self.tgt_vocab_size is not None and (
+            not isinstance(self.tgt_vocab_size, int) or isinstance(self.tgt_vocab_size, bool) or self.tgt_vocab_size < 1
+        ):
+            raise ConfigError(f"tgt_vocab_size must be a positive integer or null, got {self.tgt_vocab_size!r}")
+        rows = min(self.vocab_size, self.target_vocab_size)  # pad pads both sides
+        if not isinstance(self.pad_id, int) or isinstance(self.pad_id, bool) or not 0 <= self.pad_id < rows:
+            raise ConfigError(f"pad_id must be a token id below vocab_size (and tgt_vocab_size), got {self.pad_id!r}")
+        for name in ("bos_id", "eos_id"):  # target tokens
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.vocab_size:
-                raise ConfigError(f"{name} must be a token id below vocab_size, got {value!r}")
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < self.target_vocab_size:
+                raise ConfigError(f"{name} must be a target token id (below the target vocabulary), got {value!r}")
         if self.eos_id == self.pad_id:
             raise ConfigError("eos_id and pad_id must differ (pad is never generated, eos ends a sequence)")
         if self.activation not in ACTIVATIONS:
@@ -85,6 +96,16 @@ class TransformerConfig:
     def n_layers(self, kind: Any) -> int:
         """N of the stack an AttentionKind lives in: the encoder's for encoder self-attention, else the decoder's."""
         return self.n_encoder_layers if kind.in_encoder else self.n_decoder_layers
+
+    @property
+    def target_vocab_size(self) -> int:
+        """Rows of the decoder's embedding and width of the logits: tgt_vocab_size, else the shared vocab_size."""
+        return self.vocab_size if self.tgt_vocab_size is None else self.tgt_vocab_size
+
+    @property
+    def separate_vocabularies(self) -> bool:
+        """Whether source and target have vocabularies of their own (tgt_vocab_size is set)."""
+        return self.tgt_vocab_size is not None
 
     @property
     def d_k(self) -> int:

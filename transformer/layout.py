@@ -6,7 +6,8 @@
     config.json              TransformerConfig
     tokenizer.model          sentencepiece model (a protobuf, not a pickle)
                              or, for an imported opus-mt (Marian) model, instead:
-                             source.spm, target.spm (sentencepiece) + vocab.json (piece -> id)
+                             source.spm, target.spm (sentencepiece) + vocab.json (piece -> id),
+                             + target_vocab.json for separate source and target vocabularies
     card.json                how it was trained and what it scores
     metrics.jsonl            the training log, one JSON object per logged step
     snapshots/step-000100/   checkpoints kept during training (to watch heads form)
@@ -21,9 +22,11 @@ import re
 from pathlib import Path
 
 MODEL_FILE, CONFIG_FILE, TOKENIZER_FILE, CARD_FILE = "model.safetensors", "config.json", "tokenizer.model", "card.json"
-SOURCE_SPM, TARGET_SPM, VOCAB_FILE = "source.spm", "target.spm", "vocab.json"
+SOURCE_SPM, TARGET_SPM, VOCAB_FILE, TARGET_VOCAB = "source.spm", "target.spm", "vocab.json", "target_vocab.json"
 MARIAN_TOKENIZER_FILES = (SOURCE_SPM, TARGET_SPM, VOCAB_FILE)
-TOKENIZER_SETS = ((TOKENIZER_FILE,), MARIAN_TOKENIZER_FILES)  # one of them, by the files present
+MARIAN_SEPARATE_FILES = MARIAN_TOKENIZER_FILES + (TARGET_VOCAB,)  # source and target vocabularies of their own
+# one of them, by the files present (the longer Marian set first: it holds the shorter one)
+TOKENIZER_SETS = ((TOKENIZER_FILE,), MARIAN_SEPARATE_FILES, MARIAN_TOKENIZER_FILES)
 REQUIRED_FILES = (MODEL_FILE, CONFIG_FILE, CARD_FILE)  # plus one tokenizer set
 METRICS_FILE = "metrics.jsonl"
 OPTIMIZER_FILE = "optimizer.safetensors"

@@ -86,7 +86,7 @@ class Intermediates:
 
 @dataclass
 class TransformerOutput:
-    logits: Tensor  # (B, T, vocab_size)
+    logits: Tensor  # (B, T, V_tgt)
     memory: Tensor  # (B, S, d_model)
     attention: AttentionMaps | None = None
     intermediates: Intermediates | None = None
@@ -271,23 +271,26 @@ class Transformer(nn.Module):
         src: (B, S) token ids; tgt: (B, T) token ids (BOS first).
         src_mask: bool (B, 1, 1, S), True = real token (default: from pad_id).
         tgt_mask: bool (B, 1, T, T), padding & look-ahead (default: from pad_id).
-        logits: (B, T, vocab_size).
+        logits: (B, T, V_tgt), V_tgt = config.target_vocab_size (vocab_size unless the target has its own).
     """
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.config = config
+        V_tgt = config.target_vocab_size
         self.src_embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.tgt_embed = self.src_embed if config.tie_embeddings else nn.Embedding(config.vocab_size, config.d_model)
+        # one matrix for both sides when tied and one vocabulary (§3.4); a target vocabulary of its own has its own
+        shared = config.tie_embeddings and not config.separate_vocabularies
+        self.tgt_embed = self.src_embed if shared else nn.Embedding(V_tgt, config.d_model)
         self.positional = PositionalEncoding(config.positional, config.max_len, config.d_model)
         self.dropout = nn.Dropout(config.dropout)
         self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
         self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
         # output_bias: Marian's final_logits_bias, added to every row of logits
-        self.generator = nn.Linear(config.d_model, config.vocab_size, bias=config.output_bias)
+        self.generator = nn.Linear(config.d_model, V_tgt, bias=config.output_bias)
         self.reset_parameters()
-        if config.tie_embeddings:
-            self.generator.weight = self.src_embed.weight
+        if config.tie_embeddings:  # the pre-softmax projection is the target embedding
+            self.generator.weight = self.tgt_embed.weight
 
     def reset_parameters(self) -> None:
         """Xavier-uniform matrices, zero biases; embeddings N(0, d_model^-0.5), so that after the
@@ -368,7 +371,7 @@ class Transformer(nn.Module):
         cache: DecoderCache | None = None,
         capture: Capture | None = None,
     ) -> Tensor:
-        """Run the decoder stack and the output projection. Shape: tgt (B, T) -> logits (B, T, vocab_size).
+        """Run the decoder stack and the output projection. Shape: tgt (B, T) -> logits (B, T, V_tgt).
 
         With a cache, tgt holds only the new positions; the cache (the caller's,
         never the model's) is updated in place. src_mask is the one the encoder used.
@@ -407,7 +410,7 @@ class Transformer(nn.Module):
             x = result.output
         if cache is not None:
             cache.length = start + T
-        return self.generator(x)  # (B, T, vocab_size)
+        return self.generator(x)  # (B, T, V_tgt)
 
     def forward(
         self,

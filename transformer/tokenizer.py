@@ -5,8 +5,14 @@ the decoder's inputs, pieces, unknown words, offsets, and the files a checkpoint
 
 - :class:`Tokenizer` (ours): pad=0, unk=1, bos=2, eos=3, fixed; the ids are sentencepiece's.
 - :class:`MarianTokenizer`: separate source and target sentencepiece models whose pieces map
-  to ids through ``vocab.json`` (not through sentencepiece's own ids); ``</s>`` ends every
-  input; the decoder starts with the pad id. It reproduces Hugging Face's MarianTokenizer.
+  to ids through ``vocab.json`` (not through sentencepiece's own ids), or, for a model with
+  separate vocabularies, source pieces through ``vocab.json`` and target pieces through
+  ``target_vocab.json``; ``</s>`` ends every input; the decoder starts with the pad id. It
+  reproduces Hugging Face's MarianTokenizer.
+
+Source ids and target ids are different things once the vocabularies are separate: turn ids
+into pieces with :meth:`TokenizerBase.source_pieces` (encoder input) or
+:meth:`TokenizerBase.target_pieces` (decoder input, output, logits' rows).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import sentencepiece as spm
 import torch
 from torch import Tensor
 
-from .layout import SOURCE_SPM, TARGET_SPM, TOKENIZER_FILE, VOCAB_FILE
+from .layout import SOURCE_SPM, TARGET_SPM, TARGET_VOCAB, TOKENIZER_FILE, VOCAB_FILE
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
@@ -49,13 +55,25 @@ def _processor(data: bytes, name: str) -> spm.SentencePieceProcessor:
 
 
 class TokenizerBase(ABC):
-    """What the model library and the app ask of a tokenizer; ``special`` holds this one's special ids."""
+    """What the model library and the app ask of a tokenizer; ``special`` holds this one's special ids
+    (the same on the source and the target side, also where the vocabularies are separate)."""
 
     special: SpecialIds
 
     @property
     @abstractmethod
-    def vocab_size(self) -> int: ...
+    def vocab_size(self) -> int:
+        """Rows of the source vocabulary (of the one vocabulary, when both sides share it)."""
+
+    @property
+    def target_vocab_size(self) -> int:
+        """Rows of the target vocabulary: the logits' width."""
+        return self.vocab_size
+
+    @property
+    def separate_vocabularies(self) -> bool:
+        """Whether a source id and a target id name pieces of different vocabularies."""
+        return False
 
     @abstractmethod
     def encode(self, text: str) -> list[int]:
@@ -66,14 +84,33 @@ class TokenizerBase(ABC):
         """The target pieces of text as ids, without special tokens."""
 
     @abstractmethod
-    def pieces(self, ids: Iterable[int]) -> list[str]: ...
+    def source_pieces(self, ids: Iterable[int]) -> list[str]:
+        """The pieces of source ids (what the encoder reads)."""
 
     @abstractmethod
-    def piece_to_id(self, piece: str) -> int: ...
+    def target_pieces(self, ids: Iterable[int]) -> list[str]:
+        """The pieces of target ids (what the decoder reads and writes, the logits' rows)."""
+
+    def pieces(self, ids: Iterable[int]) -> list[str]:
+        """The pieces of ids of the one vocabulary both sides share; refused where they are separate
+        (say which side: source_pieces or target_pieces)."""
+        if self.separate_vocabularies:
+            raise TypeError(
+                "this tokenizer has separate source and target vocabularies: use source_pieces or target_pieces"
+            )
+        return self.target_pieces(ids)
+
+    @abstractmethod
+    def piece_to_id(self, piece: str) -> int:
+        """The id of a target piece."""
 
     @abstractmethod
     def decode(self, ids: Iterable[int]) -> str:
         """Text of target ids; pad, start and end tokens are dropped."""
+
+    def decode_source(self, ids: Iterable[int]) -> str:
+        """Text of source ids (a truncated input, shown as the encoder read it)."""
+        return self.decode(ids)
 
     @abstractmethod
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
@@ -163,8 +200,10 @@ class Tokenizer(TokenizerBase):
     def decode(self, ids: Iterable[int]) -> str:
         return self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
 
-    def pieces(self, ids: Iterable[int]) -> list[str]:
+    def source_pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
+
+    target_pieces = source_pieces  # one vocabulary for both sides
 
     def piece_to_id(self, piece: str) -> int:
         return self.sp.piece_to_id(piece)
@@ -214,39 +253,79 @@ MARIAN_SPECIALS = re.compile("(" + "|".join(re.escape(p) for p in MARIAN_SPECIAL
 
 
 class MarianTokenizer(TokenizerBase):
-    """Hugging Face's MarianTokenizer, reproduced: source.spm + target.spm, ids through vocab.json.
+    """Hugging Face's MarianTokenizer, reproduced: source.spm + target.spm, ids through vocab.json
+    (and target_vocab.json for separate vocabularies).
 
     Args:
         source_spm, target_spm: the serialized sentencepiece models of each side.
-        vocab: piece -> id, shared by source and target (vocab.json).
-        vocab_size: the model's rows (vocab.json may leave some unnamed).
+        vocab: piece -> id of the source side, and of the target side too unless target_vocab is given (vocab.json).
+        vocab_size: the source's rows (vocab.json may leave some unnamed).
         bos_id: the decoder's start token (Marian: the pad id).
+        target_vocab, target_vocab_size: the target's own piece -> id and rows (target_vocab.json), for a
+            model with separate vocabularies. Its </s>, <unk> and <pad> must have the ids they have in vocab.json:
+            Hugging Face's tokenizer takes the special ids of both sides from vocab.json (the appended </s> of a
+            target, a typed <pad>, what decode skips), so only such a pair reads the same everywhere.
     """
 
     def __init__(
-        self, source_spm: bytes, target_spm: bytes, vocab: Mapping[str, int], vocab_size: int, bos_id: int
+        self,
+        source_spm: bytes,
+        target_spm: bytes,
+        vocab: Mapping[str, int],
+        vocab_size: int,
+        bos_id: int,
+        target_vocab: Mapping[str, int] | None = None,
+        target_vocab_size: int | None = None,
     ) -> None:
+        if (target_vocab is None) != (target_vocab_size is None):
+            raise TokenizerError("a target vocabulary needs both its pieces and its size")
         self.source_bytes, self.target_bytes = source_spm, target_spm
         self.source_sp = _processor(source_spm, SOURCE_SPM)
         self.target_sp = _processor(target_spm, TARGET_SPM)
         self.vocab = dict(vocab)  # built once per loaded checkpoint: nothing here costs per render
         self.id_pieces = {i: p for p, i in self.vocab.items()}
+        self.target_vocab = self.vocab if target_vocab is None else dict(target_vocab)
+        self.target_id_pieces = self.id_pieces if target_vocab is None else {i: p for p, i in self.target_vocab.items()}
         self.special = SpecialIds(self.vocab["<pad>"], self.vocab["<unk>"], bos_id, self.vocab["</s>"])
+        if target_vocab is not None:
+            differ = [p for p in MARIAN_SPECIAL_PIECES if self.target_vocab[p] != self.vocab[p]]
+            if differ:
+                raise TokenizerError(
+                    f"{TARGET_VOCAB} gives {', '.join(differ)} other ids than {VOCAB_FILE} "
+                    f"({', '.join(f'{p}: {self.target_vocab[p]} vs {self.vocab[p]}' for p in differ)}); "
+                    "Hugging Face's tokenizer reads the special ids of both sides from vocab.json, so they must agree"
+                )
         self._rows = vocab_size
+        self._target_rows = vocab_size if target_vocab_size is None else target_vocab_size
         self.language_codes = frozenset(p for p in self.vocab if p.startswith(">>") and p.endswith("<<"))
 
     @classmethod
-    def from_files(cls, files: Mapping[str, bytes], vocab_size: int, bos_id: int) -> MarianTokenizer:
+    def from_files(
+        cls, files: Mapping[str, bytes], vocab_size: int, bos_id: int, target_vocab_size: int | None = None
+    ) -> MarianTokenizer:
+        """From a checkpoint's or a Marian folder's files; target_vocab.json is read when target_vocab_size is given
+        (a model with separate vocabularies), and must then be there."""
         vocab = read_vocab(files[VOCAB_FILE], VOCAB_FILE, vocab_size)
-        return cls(files[SOURCE_SPM], files[TARGET_SPM], vocab, vocab_size, bos_id)
+        target = None
+        if target_vocab_size is not None:
+            if TARGET_VOCAB not in files:
+                raise TokenizerError(f"the model has separate vocabularies but there is no {TARGET_VOCAB}")
+            target = read_vocab(files[TARGET_VOCAB], TARGET_VOCAB, target_vocab_size)
+        elif TARGET_VOCAB in files:
+            raise TokenizerError(f"there is a {TARGET_VOCAB} but the model has one vocabulary for both sides")
+        return cls(files[SOURCE_SPM], files[TARGET_SPM], vocab, vocab_size, bos_id, target, target_vocab_size)
 
     @property
     def vocab_size(self) -> int:
         return self._rows
 
-    def _ids(self, pieces: Iterable[str]) -> list[int]:
-        unk = self.special.unk
-        return [self.vocab.get(p, unk) for p in pieces]
+    @property
+    def target_vocab_size(self) -> int:
+        return self._target_rows
+
+    @property
+    def separate_vocabularies(self) -> bool:
+        return self.target_vocab is not self.vocab
 
     def _split_code(self, text: str) -> tuple[list[str], str]:
         """A leading language code such as >>fr<< is one token, as in Hugging Face's tokenizer."""
@@ -254,41 +333,58 @@ class MarianTokenizer(TokenizerBase):
             return [text[: end + 2]], text[end + 2 :]
         return [], text
 
-    def _encode(self, sp: spm.SentencePieceProcessor, text: str) -> list[int]:
+    def _encode(self, sp: spm.SentencePieceProcessor, vocab: Mapping[str, int], text: str) -> list[int]:
         """As Hugging Face does: special tokens typed in the text (</s>, <unk>, <pad>) stay one token each,
         and each stretch between them is its own sentencepiece call (with its language code, if any)."""
         ids: list[int] = []
+        unk = self.special.unk
         for part in MARIAN_SPECIALS.split(text):
             if part in MARIAN_SPECIAL_PIECES:
                 ids.append(self.vocab[part])
             elif part:
                 code, rest = self._split_code(part)
-                ids += self._ids(code + sp.encode(rest, out_type=str))
+                ids += [vocab.get(p, unk) for p in code + sp.encode(rest, out_type=str)]
         return ids
 
     def encode(self, text: str) -> list[int]:
-        return self._encode(self.source_sp, text)
+        return self._encode(self.source_sp, self.vocab, text)
 
     def encode_target(self, text: str) -> list[int]:
-        return self._encode(self.target_sp, text)
+        return self._encode(self.target_sp, self.target_vocab, text)
 
-    def pieces(self, ids: Iterable[int]) -> list[str]:
+    def source_pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.id_pieces.get(int(i), "<unk>") for i in ids]
 
+    def target_pieces(self, ids: Iterable[int]) -> list[str]:
+        return [self.target_id_pieces.get(int(i), "<unk>") for i in ids]
+
     def piece_to_id(self, piece: str) -> int:
-        return self.vocab.get(piece, self.special.unk)
+        return self.target_vocab.get(piece, self.special.unk)
+
+    def _decode(self, sp: spm.SentencePieceProcessor, pieces) -> str:
+        return sp.decode_pieces(pieces).strip()
 
     def decode(self, ids: Iterable[int]) -> str:
         """As Hugging Face's decode(skip_special_tokens=True): pad, start, end and <unk> are dropped."""
         drop = (self.special.pad, self.special.bos, self.special.eos, self.special.unk)
-        return self.target_sp.decode_pieces(self.pieces(i for i in ids if i not in drop)).strip()
+        return self._decode(self.target_sp, self.target_pieces(i for i in ids if i not in drop))
+
+    def decode_source(self, ids: Iterable[int]) -> str:
+        """Source ids as text (source.spm), dropping the same special tokens as decode."""
+        drop = (self.special.pad, self.special.eos, self.special.unk)
+        return self._decode(self.source_sp, self.source_pieces(i for i in ids if i not in drop))
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
         return [(self.piece_to_id(p.piece), p.piece, b, e) for p, b, e in _offsets(self.target_sp, text)]
 
     def files(self) -> dict[str, bytes]:
-        vocab = json.dumps(self.vocab, ensure_ascii=False, indent=1).encode("utf-8")
-        return {SOURCE_SPM: self.source_bytes, TARGET_SPM: self.target_bytes, VOCAB_FILE: vocab}
+        def dump(vocab: Mapping[str, int]) -> bytes:
+            return json.dumps(vocab, ensure_ascii=False, indent=1).encode("utf-8")
+
+        out = {SOURCE_SPM: self.source_bytes, TARGET_SPM: self.target_bytes, VOCAB_FILE: dump(self.vocab)}
+        if self.separate_vocabularies:
+            out[TARGET_VOCAB] = dump(self.target_vocab)
+        return out
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> Tensor:

@@ -100,7 +100,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
     m, tok = ckpt.model, ckpt.tokenizer
     other = "The dogs and the cat didn't cross the bridge because they were too tired."
     src = tok.source_ids(text, m.config.max_len)
-    dec = [tok.sp.piece_to_id(p) for p in a.target_pieces]
+    dec = list(a.decoder_ids)
     q = a.pronoun_step or 0
     windows = [None, len(src), *range(len(src) - 1, -1, -1)]
     stages = ("q", "K", "V", "scores", "scaled", "masked", "weights", "head", "heads")

@@ -63,7 +63,7 @@ def table_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
 def sentence_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     ids = ckpt.tokenizer.source_ids(subj.text, ckpt.config.max_len)
     emb, pe = positions.embedding_norms(ckpt.model, ids)
-    pieces = ckpt.tokenizer.pieces(ids)
+    pieces = ckpt.tokenizer.source_pieces(ids)
     series = {tr("positions.norm_embedding"): (list(range(len(ids))), emb.tolist())}
     if pe is not None:
         series[tr("positions.norm_pe")] = (list(range(len(ids))), pe.tolist())

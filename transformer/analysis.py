@@ -82,7 +82,11 @@ class Source:
         kept = src_ids[:-1]
         truncated = len(kept) < len(ids)
         return cls(
-            tokenizer.decode(kept) if truncated else text, src_ids, truncated, len(ids), tokenizer.unknown_words(text)
+            tokenizer.decode_source(kept) if truncated else text,
+            src_ids,
+            truncated,
+            len(ids),
+            tokenizer.unknown_words(text),
         )
 
 
@@ -109,14 +113,14 @@ def assemble(
         source_ids=list(source.ids),
         decoder_ids=list(decoder_input),
         output_ids=list(tokens),
-        source_pieces=tokenizer.pieces(source.ids),
-        target_pieces=tokenizer.pieces(decoder_input),
-        output_pieces=tokenizer.pieces(tokens),
+        source_pieces=tokenizer.source_pieces(source.ids),
+        target_pieces=tokenizer.target_pieces(decoder_input),
+        output_pieces=tokenizer.target_pieces(tokens),
         translation=tokenizer.decode(tokens),
         encoder=maps[AttentionKind.ENCODER],
         decoder=maps[AttentionKind.DECODER],
         cross=maps[AttentionKind.CROSS],
-        top_tokens=[tokenizer.pieces(row) for row in top.tolist()],
+        top_tokens=[tokenizer.target_pieces(row) for row in top.tolist()],
         top_probs=probs.cpu().numpy(),
     )
 

@@ -73,7 +73,7 @@ def probe_rows(tokenizer: Tokenizer, ex: Example) -> ProbeRows | None:
     """Locate the probe's rows and columns for one pronoun example (None if it has no pronoun)."""
     if ex.pronoun < 0:
         return None
-    words = word_groups(tokenizer.pieces(tokenizer.encode(ex.src)))
+    words = word_groups(tokenizer.source_pieces(tokenizer.encode(ex.src)))
     if len(words) != len(ex.src.split()):
         return None
     tgt = tokenizer.encode_with_offsets(ex.tgt)

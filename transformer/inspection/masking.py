@@ -72,7 +72,7 @@ def padding_demo(model: Transformer, tokenizer: Tokenizer, texts: list[str]) -> 
     traces = [layer.self_attention for layer in out.intermediates.encoder]
     stack = lambda pick: torch.stack([pick(t) for t in traces], 1).cpu().numpy()  # noqa: E731 (B, L, H, S, S)
     S = src.size(1)
-    pieces = [tokenizer.pieces(x) + ["<pad>"] * (S - len(x)) for x in ids]
+    pieces = [tokenizer.source_pieces(x) + ["<pad>"] * (S - len(x)) for x in ids]
     mask = model.source_mask(src).cpu().numpy()
     scaled, masked, weights = stack(lambda t: t.scaled), stack(lambda t: t.masked), stack(lambda t: t.weights)
     return PaddingDemo(pieces, [len(x) for x in ids], mask, scaled, masked, weights)
@@ -126,7 +126,7 @@ def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> Look
     def run(options: CallOptions):
         out = model(src, tgt_in, options=options, return_intermediates=True)
         loss = float(F.cross_entropy(out.logits[0], tgt_out))
-        return out, loss, tokenizer.pieces(out.logits[0].argmax(-1).tolist())
+        return out, loss, tokenizer.target_pieces(out.logits[0].argmax(-1).tolist())
 
     masked_out, loss, predicted = run(CallOptions())
     open_out, loss_open, predicted_open = run(CallOptions(look_ahead_mask=False))
@@ -134,8 +134,8 @@ def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> Look
     stack = lambda ts, pick: torch.stack([pick(t)[0] for t in ts]).cpu().numpy()  # noqa: E731 (L, H, T, T)
     open_traces = [open_out.intermediates.trace(AttentionKind.DECODER, i) for i in range(model.config.n_decoder_layers)]
     return LookAheadDemo(
-        tokenizer.pieces(tgt_in[0].tolist()),
-        tokenizer.pieces(produced),
+        tokenizer.target_pieces(tgt_in[0].tolist()),
+        tokenizer.target_pieces(produced),
         stack(traces, lambda t: t.scaled),
         stack(traces, lambda t: t.masked),
         stack(traces, lambda t: t.weights),

@@ -111,8 +111,8 @@ def order_blindness(model: Transformer, tokenizer: Tokenizer, text: str, seed: i
         results[name] = (float((maps[1] - permuted).abs().max()), texts, maps)
     return OrderDemo(
         perm,
-        tokenizer.pieces(ids),
-        tokenizer.pieces(shuffled),
+        tokenizer.source_pieces(ids),
+        tokenizer.source_pieces(shuffled),
         results["without"][0],
         results["with"][0],
         results["without"][1][0],

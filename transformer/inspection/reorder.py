@@ -81,8 +81,8 @@ def cross_word_maps(
         tgt = pad_batch([tgt_in]).to(device)
         att = model(src, tgt, return_attention=True).attention.cross  # [L] (1, H, T, S)
         w = torch.stack([a[0] for a in att])  # (L, H, T, S)
-        src_groups = word_groups(tokenizer.pieces(src_ids[:-1]))  # EOS left out
-        tgt_groups = word_groups(tokenizer.pieces(tgt_out[:-1]))
+        src_groups = word_groups(tokenizer.source_pieces(src_ids[:-1]))  # EOS left out
+        tgt_groups = word_groups(tokenizer.target_pieces(tgt_out[:-1]))
         if not src_groups or not tgt_groups:
             out.append(None)
             continue

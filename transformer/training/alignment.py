@@ -37,7 +37,7 @@ def pronoun_alignments(tokenizer: Tokenizer, ex: Example, connective: bool = Tru
     out = [Alignment(rows.cross_row, [rows.pronoun_row])]
     m = FRENCH_CONNECTIVE.search(ex.tgt)
     if connective and m is not None and ex.pronoun > 0:
-        words = word_groups(tokenizer.pieces(tokenizer.encode(ex.src)))
+        words = word_groups(tokenizer.source_pieces(tokenizer.encode(ex.src)))
         pieces = tokenizer.encode_with_offsets(ex.tgt)
         row = next((i for i, (_, _, b, e) in enumerate(pieces) if b <= m.start() < e), None)
         if row is not None:

@@ -10,7 +10,11 @@ Marian is the paper's Transformer (post-LN, sinusoidal positions, tied embedding
   LayerNorm parameters), which leaves every attention map and logit unchanged;
 - ``final_logits_bias`` added to the logits (``output_bias``);
 - decoder start = pad = the last id, eos = 0, no BOS; pad is never generated;
-- a tokenizer of two sentencepiece models whose pieces map to ids through ``vocab.json``;
+- a tokenizer of two sentencepiece models whose pieces map to ids through ``vocab.json``, or,
+  for separate source and target vocabularies (``share_encoder_decoder_embeddings: false``),
+  source pieces through ``vocab.json`` and target pieces through ``target_vocab.json``: the
+  encoder's embedding has the source's rows, the decoder's (tied to the output projection) the
+  target's (``TransformerConfig.tgt_vocab_size``);
 - positions up to 512; fp16 weights cast to fp32.
 
 Nothing is downloaded. Weights are read from ``model.safetensors``, or from
@@ -41,12 +45,12 @@ from .checkpoint import (
     save_checkpoint,
 )
 from .config import ConfigError, TransformerConfig
-from .layout import SOURCE_SPM, TARGET_SPM, VOCAB_FILE, check_name, inside
+from .layout import SOURCE_SPM, TARGET_SPM, TARGET_VOCAB, VOCAB_FILE, check_name, inside
 from .model import Transformer
 from .tokenizer import MarianTokenizer, Tokenizer, TokenizerError
 
 SAFETENSORS, PICKLE = "model.safetensors", "pytorch_model.bin"
-HF_TOKENIZER_CONFIG, TARGET_VOCAB, README = "tokenizer_config.json", "target_vocab.json", "README.md"
+HF_TOKENIZER_CONFIG, README = "tokenizer_config.json", "README.md"
 MAX_PARAMETERS = 2_000_000_000
 MAX_WEIGHTS_BYTES = 8 * 2**30
 SWISH = {"swish": "swish", "silu": "swish", "relu": "relu"}
@@ -58,6 +62,7 @@ LIMITS = {  # far above opus-mt (512 positions, 6+6 layers, d_model 512 or 1024,
     "decoder_layers": 48,
     "d_model": 4096,
     "vocab_size": 1_000_000,
+    "decoder_vocab_size": 1_000_000,
 }
 
 
@@ -111,6 +116,8 @@ EMBEDDING_NAMES = (
     "model.decoder.embed_tokens.weight",
     "lm_head.weight",
 )
+SOURCE_EMBEDDING = "model.encoder.embed_tokens.weight"  # separate vocabularies: the source's rows
+TARGET_EMBEDDINGS = ("model.decoder.embed_tokens.weight", "lm_head.weight")  # the target's rows, tied
 POSITION_NAMES = ("model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight")
 
 
@@ -218,8 +225,10 @@ def _config(hf: dict[str, Any]) -> TransformerConfig:
     archs = hf.get("architectures") or ["MarianMTModel"]
     if "MarianMTModel" not in archs:
         raise MarianError(f"config.json's architectures are {archs}; only MarianMTModel imports")
-    if hf.get("share_encoder_decoder_embeddings", True) is not True:
-        raise MarianError("separate source and target vocabularies (target_vocab.json) are not supported yet")
+    separate = hf.get("share_encoder_decoder_embeddings", True)
+    if not isinstance(separate, bool):
+        raise MarianError(f"config.json: share_encoder_decoder_embeddings must be true or false, got {separate!r}")
+    separate = not separate
     if hf.get("tie_word_embeddings", True) is not True:
         raise MarianError("an output projection not tied to the embeddings is not supported")
     if hf.get("scale_embedding", False) is not True:
@@ -243,9 +252,13 @@ def _config(hf: dict[str, Any]) -> TransformerConfig:
     if d_model % 2:
         raise MarianError(f"d_model must be even, got {d_model}")
     pad = _int(hf, "pad_token_id")
+    vocab_size = _int(hf, "vocab_size")
+    tgt_vocab_size = None  # HF: decoder_vocab_size (default vocab_size) counts only where embeddings are not shared
+    if separate:
+        tgt_vocab_size = vocab_size if hf.get("decoder_vocab_size") is None else _int(hf, "decoder_vocab_size")
     try:
         config = TransformerConfig(
-            vocab_size=_int(hf, "vocab_size"),
+            vocab_size=vocab_size,
             n_encoder_layers=_int(hf, "encoder_layers"),
             n_decoder_layers=_int(hf, "decoder_layers"),
             d_model=d_model,
@@ -260,6 +273,7 @@ def _config(hf: dict[str, Any]) -> TransformerConfig:
             eos_id=_int(hf, "eos_token_id", 0),
             activation=activation,
             output_bias=True,
+            tgt_vocab_size=tgt_vocab_size,
         )
     except (ConfigError, TypeError, ValueError) as exc:
         raise MarianError(f"config.json cannot describe a model here: {exc}") from None
@@ -279,16 +293,25 @@ _DTYPES = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
 def _check_shapes(found: dict[str, tuple[tuple[int, ...], str]], config: TransformerConfig, name: str) -> None:
     """Names, shapes and dtypes (from a header, nothing loaded) against what the config implies."""
     expected = _expected(config)
-    V, d = config.vocab_size, config.d_model
-    for key in EMBEDDING_NAMES:
-        if key in found:
-            expected[key] = (V, d)
-    expected["final_logits_bias"] = (1, V)
+    V, V_tgt, d = config.vocab_size, config.target_vocab_size, config.d_model
+    if config.separate_vocabularies:  # no model.shared.weight: the encoder's rows are the source's
+        expected[SOURCE_EMBEDDING] = (V, d)
+        expected[TARGET_EMBEDDINGS[0]] = (V_tgt, d)
+        if TARGET_EMBEDDINGS[1] in found:
+            expected[TARGET_EMBEDDINGS[1]] = (V_tgt, d)
+        for key in (SOURCE_EMBEDDING, TARGET_EMBEDDINGS[0]):
+            if key not in found:
+                raise MarianError(f"{name} holds no {key}, which separate vocabularies need")
+    else:
+        for key in EMBEDDING_NAMES:
+            if key in found:
+                expected[key] = (V, d)
+        if not any(k in found for k in EMBEDDING_NAMES):
+            raise MarianError(f"{name} holds no embedding matrix (model.shared.weight)")
+    expected["final_logits_bias"] = (1, V_tgt)
     for key in POSITION_NAMES:
         if key in found:
             expected[key] = (config.max_len, d)
-    if not any(k in found for k in EMBEDDING_NAMES):
-        raise MarianError(f"{name} holds no embedding matrix (model.shared.weight)")
     unexpected = sorted(set(found) - set(expected))[:5]
     missing = sorted(set(expected) - set(found) - {"final_logits_bias"})[:5]
     if unexpected or missing:
@@ -335,19 +358,33 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
     if not isinstance(hf, dict):
         raise MarianError("config.json must be a JSON object")
     config = _config(hf)
-    if _file(src, TARGET_VOCAB, roots) is not None:
-        raise MarianError("separate source and target vocabularies (target_vocab.json) are not supported yet")
+    separate = config.separate_vocabularies
+    files[TARGET_VOCAB] = _file(src, TARGET_VOCAB, roots)
     hf_tok = _file(src, HF_TOKENIZER_CONFIG, roots)
     tok_cfg = _json(hf_tok) if hf_tok is not None else {}
-    if isinstance(tok_cfg, dict) and tok_cfg.get("separate_vocabs"):
-        raise MarianError("separate source and target vocabularies (separate_vocabs) are not supported yet")
+    said = tok_cfg.get("separate_vocabs") if isinstance(tok_cfg, dict) else None
+    if separate and files[TARGET_VOCAB] is None:
+        raise MarianError(
+            f"{src} is missing {TARGET_VOCAB}: config.json gives source and target vocabularies of their own "
+            "(share_encoder_decoder_embeddings: false), and the target's pieces need it"
+        )
+    if separate and said is False:
+        raise MarianError(
+            f"{HF_TOKENIZER_CONFIG} says separate_vocabs: false, but config.json gives source and target "
+            "vocabularies of their own (share_encoder_decoder_embeddings: false)"
+        )
+    if not separate and (said or files[TARGET_VOCAB] is not None):
+        raise MarianError(
+            f"the folder has {TARGET_VOCAB if files[TARGET_VOCAB] is not None else 'separate_vocabs: true'} "
+            "but config.json shares one vocabulary between source and target (share_encoder_decoder_embeddings)"
+        )
     blobs = {}
-    for name in (SOURCE_SPM, TARGET_SPM, VOCAB_FILE):
+    for name in (SOURCE_SPM, TARGET_SPM, VOCAB_FILE) + ((TARGET_VOCAB,) if separate else ()):
         if files[name].stat().st_size > MAX_TOKENIZER_BYTES:
             raise MarianError(f"{name} is larger than {MAX_TOKENIZER_BYTES} bytes")
         blobs[name] = files[name].read_bytes()
     try:
-        tokenizer = MarianTokenizer.from_files(blobs, config.vocab_size, config.bos_id)
+        tokenizer = MarianTokenizer.from_files(blobs, config.vocab_size, config.bos_id, config.tgt_vocab_size)
     except TokenizerError as exc:
         raise MarianError(f"the tokenizer does not fit the model: {exc}") from None
     if (tokenizer.special.pad, tokenizer.special.eos) != (config.pad_id, config.eos_id):
@@ -394,6 +431,12 @@ def inspect_folder(src: str | Path, *, allow_pickle: bool = True, target_lang: s
         f"special ids: decoder start {config.bos_id}, pad {config.pad_id}, eos {config.eos_id}",
         "weight names: Marian's -> ours (tied embeddings stored once)",
     ]
+    if separate:
+        conversions.append(
+            f"separate source and target vocabularies: vocab.json ({config.vocab_size} rows) for the encoder's "
+            f"embedding, target_vocab.json ({config.target_vocab_size} rows) for the decoder's, which is tied to "
+            "the output projection (config.tgt_vocab_size)"
+        )
     if any(d != "F32" for d in dtypes):
         conversions.append(f"weights cast from {', '.join(d for d in dtypes if d != 'F32')} to float32")
     card = {
@@ -472,13 +515,19 @@ def convert_weights(state: dict[str, Tensor], config: TransformerConfig) -> dict
     for k, v in f32.items():
         if not torch.isfinite(v).all():
             raise MarianError(f"{k} contains NaN or infinite values")
-    embeddings = [f32[k] for k in EMBEDDING_NAMES if k in f32]
-    if any(not torch.equal(embeddings[0], e) for e in embeddings[1:]):
-        raise MarianError("the embedding matrices differ (not tied); only tied embeddings import")
-    ours = {"src_embed.weight": embeddings[0][:, perm]}
+    if config.separate_vocabularies:
+        target = [f32[k] for k in TARGET_EMBEDDINGS if k in f32]
+        if any(not torch.equal(target[0], e) for e in target[1:]):
+            raise MarianError("lm_head.weight differs from the decoder's embedding (not tied); only tied ones import")
+        ours = {"src_embed.weight": f32[SOURCE_EMBEDDING][:, perm], "tgt_embed.weight": target[0][:, perm]}
+    else:
+        embeddings = [f32[k] for k in EMBEDDING_NAMES if k in f32]
+        if any(not torch.equal(embeddings[0], e) for e in embeddings[1:]):
+            raise MarianError("the embedding matrices differ (not tied); only tied embeddings import")
+        ours = {"src_embed.weight": embeddings[0][:, perm]}
     for theirs, (mine, how) in weight_names(config).items():
         ours[mine] = _permute(f32[theirs], how, perm)
-    bias = f32.get("final_logits_bias", torch.zeros(1, config.vocab_size))
+    bias = f32.get("final_logits_bias", torch.zeros(1, config.target_vocab_size))
     ours["generator.bias"] = bias.reshape(-1)
     for key in POSITION_NAMES:
         if key in f32:
@@ -519,7 +568,8 @@ def import_marian(
     state = convert_weights(_read_weights(folder), folder.config)
     model = Transformer(folder.config)
     missing, unexpected = model.load_state_dict(state, strict=False)
-    if unexpected or [m for m in missing if m not in ("tgt_embed.weight", "generator.weight")]:  # tied
+    tied = ("generator.weight",) if folder.config.separate_vocabularies else ("tgt_embed.weight", "generator.weight")
+    if unexpected or [m for m in missing if m not in tied]:
         raise MarianError(f"internal: weights left over {unexpected[:5]} or missing {missing[:5]}")
     model.eval()
     try:
@@ -546,7 +596,9 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
     """Write one of our checkpoints as a Hugging Face Marian folder (MarianMTModel + MarianTokenizer load it).
 
     Our tokenizer becomes source.spm = target.spm with a vocab.json of sentencepiece's own ids; the
-    config keeps our special ids (pad 0, eos 3, decoder start = our <s>, 2) and relu.
+    config keeps our special ids (pad 0, eos 3, decoder start = our <s>, 2) and relu. An import with
+    separate vocabularies goes back as one: share_encoder_decoder_embeddings false, decoder_vocab_size,
+    target_vocab.json and separate_vocabs in tokenizer_config.json.
     """
     import os
     import shutil
@@ -576,16 +628,23 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
         vocab = json.loads(tok_files.pop(VOCAB_FILE))
     inverse = torch.argsort(d_model_permutation(cfg.d_model))
     own = ckpt.model.state_dict()
-    state = {"model.shared.weight": own["src_embed.weight"][:, inverse]}
+    separate = cfg.separate_vocabularies
+    if separate:  # as save_pretrained writes it: lm_head is tied to the decoder's embedding, not stored
+        state = {
+            "model.encoder.embed_tokens.weight": own["src_embed.weight"][:, inverse],
+            "model.decoder.embed_tokens.weight": own["tgt_embed.weight"][:, inverse],
+        }
+    else:
+        state = {"model.shared.weight": own["src_embed.weight"][:, inverse]}
     for theirs, (mine, how) in weight_names(cfg).items():
         state[theirs] = _permute(own[mine], how, inverse)
     bias = own.get("generator.bias")
-    state["final_logits_bias"] = (bias if bias is not None else torch.zeros(cfg.vocab_size)).reshape(1, -1)
+    state["final_logits_bias"] = (bias if bias is not None else torch.zeros(cfg.target_vocab_size)).reshape(1, -1)
     hf_config = {
         "architectures": ["MarianMTModel"],
         "model_type": "marian",
         "vocab_size": cfg.vocab_size,
-        "decoder_vocab_size": cfg.vocab_size,
+        "decoder_vocab_size": cfg.target_vocab_size,
         "d_model": cfg.d_model,
         "encoder_layers": cfg.n_encoder_layers,
         "decoder_layers": cfg.n_decoder_layers,
@@ -599,7 +658,7 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
         "attention_dropout": 0.0,
         "activation_dropout": 0.0,
         "scale_embedding": True,
-        "share_encoder_decoder_embeddings": True,
+        "share_encoder_decoder_embeddings": not separate,
         "tie_word_embeddings": True,
         "is_encoder_decoder": True,
         "pad_token_id": cfg.pad_id,
@@ -621,7 +680,7 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
         "eos_token": "</s>",
         "unk_token": "<unk>",
         "pad_token": "<pad>",
-        "separate_vocabs": False,
+        "separate_vocabs": separate,
     }
     card = ckpt.card if isinstance(ckpt.card, dict) else {}
     tok_config.update(_languages(card))

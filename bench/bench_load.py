@@ -1,6 +1,7 @@
 """A class on one server: N sessions at once, at the protocol level (no browser shares the CPU).
 
     python bench/bench_load.py [--sessions 30] [--url URL] [--size default|base] [--batch on|off|both] [--runs 2]
+                               [--batch-threads 1 auto]
 
 --size base serves a random-weight checkpoint of the paper's base size (6+6 layers, d_model 512,
 Table 3), made on the fly in a temporary folder (never committed), with the shipped tokenizer.
@@ -276,6 +277,9 @@ def main() -> None:
     ap.add_argument("--size", choices=["default", "base"], default="default")
     ap.add_argument("--batch", choices=["on", "off", "both"], default="both")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument(
+        "--batch-threads", nargs="+", default=["1"], help="TRANSFORMER_BATCH_THREADS values to compare (1, 2, auto)"
+    )
     args = ap.parse_args()
     print(f"machine: {machine()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="bench-base-") as tmp:
@@ -284,12 +288,15 @@ def main() -> None:
             env["TRANSFORMER_CHECKPOINTS"] = str(base_checkpoint(Path(tmp)))
         modes = ["on", "off"] if args.batch == "both" else [args.batch]
         expected = {n: reference(n, env) for n in args.sessions} if args.url is None else {}
+        variants = [(m, t) for m in modes for t in (args.batch_threads if m == "on" else ["1"])]
         for i in range(args.runs):
-            for mode in modes:
+            for mode, threads in variants:
                 for n in args.sessions:
-                    r = run(n, args.url, {**env, "TRANSFORMER_BATCH": MODES[mode]}, expected.get(n))
+                    run_env = {**env, "TRANSFORMER_BATCH": MODES[mode], "TRANSFORMER_BATCH_THREADS": threads}
+                    r = run(n, args.url, run_env, expected.get(n))
+                    label = f"{mode}, {threads} threads" if mode == "on" else mode
                     print(
-                        f"size {args.size}, batcher {mode:3s}, run {i + 1}: {n:3d} sessions: correct {r.correct}/{n}, "
+                        f"size {args.size}, batcher {label}, run {i + 1}: {n:3d} sessions: correct {r.correct}/{n}, "
                         f"cross-talk {r.crosstalk}; translation median {r.translation_median_s:.2f} s, max "
                         f"{r.translation_max_s:.2f} s; first visit median {r.first_visit_median_s:.2f} s, max "
                         f"{r.first_visit_max_s:.2f} s; server memory {r.rss_before_mb:.0f} -> {r.rss_after_mb:.0f} MB; "

@@ -1,7 +1,7 @@
 """A class on one server: N sessions at once, at the protocol level (no browser shares the CPU).
 
     python bench/bench_load.py [--sessions 30] [--url URL] [--size default|base] [--batch on|off|both] [--runs 2]
-                               [--batch-threads 1 auto]
+                               [--batch-threads 1 auto] [--checkpoint checkpoints/NAME]
 
 --size base serves a random-weight checkpoint of the paper's base size (6+6 layers, d_model 512,
 Table 3), made on the fly in a temporary folder (never committed), with the shipped tokenizer.
@@ -238,6 +238,17 @@ def base_checkpoint(root: Path, seed: int = 0) -> Path:
     return root
 
 
+def copied_checkpoint(path: Path, root: Path) -> Path:
+    """A copy of the checkpoint at path (snapshots left out) as root/<default name>, so that every session
+    opens on it. Returns root."""
+    import shutil
+
+    from transformer.layout import DEFAULT_NAME
+
+    shutil.copytree(path, root / DEFAULT_NAME, ignore=shutil.ignore_patterns("snapshots", "optimizer*"))
+    return root
+
+
 def reference(n: int, env: dict[str, str] | None = None) -> dict[str, str]:
     """The translation of each of the n sentences, one at a time in one session, on a server of its own
     without the batcher (so that the measured server starts with an empty cache)."""
@@ -275,6 +286,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, nargs="+", default=[30])
     ap.add_argument("--url")
     ap.add_argument("--size", choices=["default", "base"], default="default")
+    ap.add_argument("--checkpoint", type=Path, help="serve this checkpoint (copied, snapshots left out) as the default")
     ap.add_argument("--batch", choices=["on", "off", "both"], default="both")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument(
@@ -286,6 +298,8 @@ def main() -> None:
         env: dict[str, str] = {}
         if args.size == "base":
             env["TRANSFORMER_CHECKPOINTS"] = str(base_checkpoint(Path(tmp)))
+        elif args.checkpoint is not None:
+            env["TRANSFORMER_CHECKPOINTS"] = str(copied_checkpoint(args.checkpoint, Path(tmp)))
         modes = ["on", "off"] if args.batch == "both" else [args.batch]
         expected = {n: reference(n, env) for n in args.sessions} if args.url is None else {}
         variants = [(m, t) for m in modes for t in (args.batch_threads if m == "on" else ["1"])]
@@ -295,8 +309,9 @@ def main() -> None:
                     run_env = {**env, "TRANSFORMER_BATCH": MODES[mode], "TRANSFORMER_BATCH_THREADS": threads}
                     r = run(n, args.url, run_env, expected.get(n))
                     label = f"{mode}, {threads} threads" if mode == "on" else mode
+                    size = args.checkpoint.name if args.checkpoint else args.size
                     print(
-                        f"size {args.size}, batcher {label}, run {i + 1}: {n:3d} sessions: correct {r.correct}/{n}, "
+                        f"size {size}, batcher {label}, run {i + 1}: {n:3d} sessions: correct {r.correct}/{n}, "
                         f"cross-talk {r.crosstalk}; translation median {r.translation_median_s:.2f} s, max "
                         f"{r.translation_max_s:.2f} s; first visit median {r.first_visit_median_s:.2f} s, max "
                         f"{r.first_visit_max_s:.2f} s; server memory {r.rss_before_mb:.0f} -> {r.rss_after_mb:.0f} MB; "

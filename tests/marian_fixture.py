@@ -3,6 +3,11 @@
 d_model 32, 2+2 layers, 4 heads, swish, a non-zero final_logits_bias; a vocabulary from two
 small sentencepiece models (English source, French target) trained here, plus a vocab.json
 in Marian's convention ("</s>" 0, "<unk>" 1, ..., "<pad>" last); written with save_pretrained.
+
+separate=True: source and target vocabularies of their own and of different sizes
+(share_encoder_decoder_embeddings false, decoder_vocab_size, vocab.json + target_vocab.json,
+written by Hugging Face's MarianTokenizer(separate_vocabs=True).save_pretrained). "<pad>" has
+one id in both, below both sizes, as Hugging Face needs (both embeddings use it as padding_idx).
 """
 
 from __future__ import annotations
@@ -68,8 +73,39 @@ def marian_vocab(source: bytes, target: bytes) -> dict[str, int]:
     return vocab
 
 
+def _pieces(data: bytes) -> list[str]:
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor()
+    sp.LoadFromSerializedProto(data)
+    return [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not (sp.is_control(i) or sp.is_unknown(i))]
+
+
+def separate_vocabs(source: bytes, target: bytes) -> tuple[dict[str, int], dict[str, int]]:
+    """One vocabulary per side: "</s>" 0, "<unk>" 1, that side's pieces, and "<pad>" at one id in both,
+    the last of the smaller vocabulary (so below both sizes)."""
+    sides = _pieces(source), _pieces(target)
+    pad = 2 + min(len(p) for p in sides)
+    vocabs = []
+    for pieces in sides:
+        vocab = {"</s>": 0, "<unk>": 1}
+        for p in pieces:
+            if len(vocab) == pad:
+                vocab["<pad>"] = pad
+            vocab[p] = len(vocab)
+        vocab.setdefault("<pad>", len(vocab))
+        vocabs.append(vocab)
+    return vocabs[0], vocabs[1]
+
+
 def make_marian_folder(
-    path: Path, seed: int = 0, d_model: int = 32, layers: int = 2, heads: int = 4, eos_bias: float = 1.5
+    path: Path,
+    seed: int = 0,
+    d_model: int = 32,
+    layers: int = 2,
+    heads: int = 4,
+    eos_bias: float = 1.5,
+    separate: bool = False,
 ) -> Path:
     """Write a tiny random MarianMTModel folder at path (save_pretrained + the tokenizer's files)."""
     import torch
@@ -78,12 +114,19 @@ def make_marian_folder(
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     en, fr = sentences()
-    source, target = train_spm(en, 120), train_spm(fr, 120)
-    vocab = marian_vocab(source, target)
-    V = len(vocab)
+    if separate:
+        source, target = train_spm(en, 120), train_spm(fr, 90)
+        vocab, target_vocab = separate_vocabs(source, target)
+        V, V_tgt, pad = len(vocab), len(target_vocab), vocab["<pad>"]
+        assert V != V_tgt and target_vocab["<pad>"] == pad
+    else:
+        source, target = train_spm(en, 120), train_spm(fr, 120)
+        vocab = marian_vocab(source, target)
+        V = V_tgt = len(vocab)
+        pad = V - 1
     config = MarianConfig(
         vocab_size=V,
-        decoder_vocab_size=V,
+        decoder_vocab_size=V_tgt,
         d_model=d_model,
         encoder_layers=layers,
         decoder_layers=layers,
@@ -94,9 +137,9 @@ def make_marian_folder(
         activation_function="swish",
         max_position_embeddings=512,
         scale_embedding=True,
-        share_encoder_decoder_embeddings=True,
-        pad_token_id=V - 1,
-        decoder_start_token_id=V - 1,
+        share_encoder_decoder_embeddings=not separate,
+        pad_token_id=pad,
+        decoder_start_token_id=pad,
         eos_token_id=0,
         forced_eos_token_id=None,
         dropout=0.1,
@@ -112,19 +155,46 @@ def make_marian_folder(
                 p.normal_(0.0, 0.3 if "embed" in name or "shared" in name else 0.25)
         model.final_logits_bias.normal_(0.0, 0.5)  # non-zero: the import must carry it
         model.final_logits_bias[0, 0] += eos_bias  # some sentences end before the length limit
-    model.generation_config.bad_words_ids = [[V - 1]]
+    model.generation_config.bad_words_ids = [[pad]]
     model.generation_config.forced_eos_token_id = None
     model.save_pretrained(path)
-    (path / "source.spm").write_bytes(source)
-    (path / "target.spm").write_bytes(target)
-    (path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    (path / "tokenizer_config.json").write_text(
-        json.dumps({"source_lang": "en", "target_lang": "fr", "model_max_length": 512, "separate_vocabs": False}),
-        encoding="utf-8",
-    )
+    if separate:
+        _save_separate_tokenizer(path, source, target, vocab, target_vocab)
+    else:
+        (path / "source.spm").write_bytes(source)
+        (path / "target.spm").write_bytes(target)
+        (path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+        (path / "tokenizer_config.json").write_text(
+            json.dumps({"source_lang": "en", "target_lang": "fr", "model_max_length": 512, "separate_vocabs": False}),
+            encoding="utf-8",
+        )
     (path / "README.md").write_text(
         "---\nlicense: cc-by-4.0\ntags: [translation]\n---\n# tiny-marian\n* source languages: en\n"
         "* target languages: fr\n",
         encoding="utf-8",
     )
     return path
+
+
+def _save_separate_tokenizer(path: Path, source: bytes, target: bytes, vocab: dict, target_vocab: dict) -> None:
+    """The tokenizer's files as Hugging Face writes them: MarianTokenizer(separate_vocabs=True).save_pretrained."""
+    import tempfile
+
+    from transformers import MarianTokenizer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for name, data in (("source.spm", source), ("target.spm", target)):
+            (tmp / name).write_bytes(data)
+        for name, data in (("vocab.json", vocab), ("target_vocab.json", target_vocab)):
+            (tmp / name).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        tok = MarianTokenizer(
+            str(tmp / "source.spm"),
+            str(tmp / "target.spm"),
+            str(tmp / "vocab.json"),
+            target_vocab_file=str(tmp / "target_vocab.json"),
+            separate_vocabs=True,
+            source_lang="en",
+            target_lang="fr",
+        )
+        tok.save_pretrained(path)

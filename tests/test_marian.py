@@ -1,7 +1,8 @@
 """opus-mt (Marian) import and export, checked against Hugging Face's own forward pass and generate().
 
 transformers is a test-only oracle, run offline; the fixture is a tiny random MarianMTModel
-(tests/marian_fixture.py) written with save_pretrained.
+(tests/marian_fixture.py) written with save_pretrained, with one vocabulary shared by source and
+target ("shared") or a vocabulary per side, of different sizes ("separate": target_vocab.json).
 """
 
 from __future__ import annotations
@@ -39,28 +40,68 @@ TEXTS = [
     "Zebras eat grass!",  # pieces the fixture's vocabulary barely knows
 ]
 ATOL = 1e-5
+VOCABS = ("shared", "separate")
+both_vocabularies = pytest.mark.parametrize("vocabs", VOCABS)
+
+
+class Folders:
+    """Per vocabulary layout, made once a session: the Hugging Face folder, its import, HF's model and tokenizer."""
+
+    def __init__(self, factory) -> None:
+        self.factory, self.made = factory, {}
+
+    def _once(self, key, make):
+        if key not in self.made:
+            self.made[key] = make()
+        return self.made[key]
+
+    def src(self, vocabs: str) -> Path:
+        def make() -> Path:
+            folder = self.factory.mktemp(f"hf-{vocabs}") / "tiny-marian"
+            bias = {"shared": 1.5, "separate": 4.0}[vocabs]  # some of TEXTS end with EOS early, some do not
+            return make_marian_folder(folder, separate=vocabs == "separate", eos_bias=bias)
+
+        return self._once(("src", vocabs), make)
+
+    def imported(self, vocabs: str) -> Path:
+        def make() -> Path:
+            out = self.factory.mktemp(f"ours-{vocabs}") / "tiny-marian"
+            assert main(["import-marian", str(self.src(vocabs)), "--out", str(out)]) == 0
+            return out
+
+        return self._once(("imported", vocabs), make)
+
+    def hf_model(self, vocabs: str):
+        make = lambda: MarianMTModel.from_pretrained(self.src(vocabs), attn_implementation="eager").eval()  # noqa: E731
+        return self._once(("model", vocabs), make)
+
+    def hf_tok(self, vocabs: str):
+        return self._once(("tok", vocabs), lambda: HFMarianTokenizer.from_pretrained(self.src(vocabs)))
 
 
 @pytest.fixture(scope="session")
-def marian_src(tmp_path_factory) -> Path:
-    return make_marian_folder(tmp_path_factory.mktemp("hf") / "tiny-marian")
+def folders(tmp_path_factory) -> Folders:
+    return Folders(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
-def imported(marian_src, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ours") / "tiny-marian"
-    assert main(["import-marian", str(marian_src), "--out", str(out)]) == 0
-    return out
+def marian_src(folders) -> Path:
+    return folders.src("shared")
 
 
 @pytest.fixture(scope="session")
-def hf_model(marian_src):
-    return MarianMTModel.from_pretrained(marian_src, attn_implementation="eager").eval()
+def imported(folders) -> Path:
+    return folders.imported("shared")
 
 
 @pytest.fixture(scope="session")
-def hf_tok(marian_src):
-    return HFMarianTokenizer.from_pretrained(marian_src)
+def hf_model(folders):
+    return folders.hf_model("shared")
+
+
+@pytest.fixture(scope="session")
+def hf_tok(folders):
+    return folders.hf_tok("shared")
 
 
 def test_positions_permutation_maps_marian_layout_to_the_papers(hf_model):
@@ -71,9 +112,12 @@ def test_positions_permutation_maps_marian_layout_to_the_papers(hf_model):
     assert perm.tolist() == [0, 4, 1, 5, 2, 6, 3, 7]  # sin_i -> 2i, cos_i -> 2i + 1
 
 
-def test_config_and_card_say_what_was_converted(imported):
+@both_vocabularies
+def test_config_and_card_say_what_was_converted(folders, vocabs):
+    imported = folders.imported(vocabs)
     ckpt = load_checkpoint(imported)
     cfg = ckpt.config
+    hf = json.loads((folders.src(vocabs) / "config.json").read_text())
     assert (cfg.activation, cfg.output_bias, cfg.d_model, cfg.n_heads, cfg.n_encoder_layers) == (
         "swish",
         True,
@@ -81,9 +125,22 @@ def test_config_and_card_say_what_was_converted(imported):
         4,
         2,
     )
-    assert (cfg.pad_id, cfg.bos_id, cfg.eos_id) == (cfg.vocab_size - 1, cfg.vocab_size - 1, 0)
+    assert (cfg.vocab_size, cfg.target_vocab_size) == (hf["vocab_size"], hf["decoder_vocab_size"])
+    assert (cfg.pad_id, cfg.bos_id, cfg.eos_id) == (hf["pad_token_id"], hf["pad_token_id"], 0)
     assert cfg.max_len == 512
     assert isinstance(ckpt.tokenizer, MarianTokenizer)
+    separate = vocabs == "separate"
+    assert cfg.separate_vocabularies is separate and ckpt.tokenizer.separate_vocabularies is separate
+    if separate:  # rows of each side; the decoder's embedding is the output projection, stored once
+        assert cfg.vocab_size != cfg.target_vocab_size and cfg.pad_id == min(cfg.vocab_size, cfg.target_vocab_size) - 1
+        assert ckpt.model.src_embed.weight.shape[0] == cfg.vocab_size
+        assert ckpt.model.tgt_embed.weight.shape[0] == ckpt.model.generator.weight.shape[0] == cfg.target_vocab_size
+        assert ckpt.model.generator.weight is ckpt.model.tgt_embed.weight
+        assert any("separate source and target vocabularies" in c for c in ckpt.card["conversions"])
+    else:
+        assert cfg.pad_id == cfg.vocab_size - 1 and cfg.tgt_vocab_size is None
+        assert ckpt.model.tgt_embed is ckpt.model.src_embed
+        assert not any("separate" in c for c in ckpt.card["conversions"])
     card = ckpt.card
     assert card["kind"] == "imported-marian" and card["licence"] == "cc-by-4.0"
     assert (card["source_lang"], card["target_lang"]) == ("en", "fr")
@@ -91,30 +148,41 @@ def test_config_and_card_say_what_was_converted(imported):
         "final_logits_bias" in c for c in card["conversions"]
     )
     assert len(card["origin"]["weights_sha256"]) == 64
-    assert sorted(p.name for p in imported.iterdir()) == [
-        "card.json",
-        "config.json",
-        "model.safetensors",
-        "source.spm",
-        "target.spm",
-        "vocab.json",
-    ]
+    assert sorted(p.name for p in imported.iterdir()) == sorted(
+        ["card.json", "config.json", "model.safetensors", "source.spm", "target.spm", "vocab.json"]
+        + (["target_vocab.json"] if separate else [])
+    )
 
 
-def test_tokenization_is_identical_to_marian_tokenizer(imported, hf_tok):
-    tok = load_checkpoint(imported).tokenizer
+@both_vocabularies
+def test_tokenization_is_identical_to_marian_tokenizer(folders, vocabs):
+    tok, hf_tok = load_checkpoint(folders.imported(vocabs)).tokenizer, folders.hf_tok(vocabs)
+    assert hf_tok.separate_vocabs is (vocabs == "separate")
+    # HF's convert_ids_to_tokens reads target ids (its decoder map); source ids are read through vocab.json
+    source_piece = {i: p for p, i in hf_tok.get_src_vocab().items()}
     en, fr = sentences()
     typed_specials = ["hello </s> world", "a <unk> b", "x<pad>y", ">>fr<< The dog", "The </s>>>fr<< dog"]
     for text in TEXTS + en[:20] + ["", "  spaces  ", "Ünïcødé ☃ 東京", "The dog.\n\tcat"] + typed_specials:
-        assert tok.source_ids(text) == hf_tok(text).input_ids, text
-        assert tok.pieces(tok.source_ids(text)) == hf_tok.convert_ids_to_tokens(hf_tok(text).input_ids)
-    for text in fr[:20] + typed_specials:
+        ids = hf_tok(text).input_ids
+        assert tok.source_ids(text) == ids, text
+        assert tok.source_pieces(ids) == [source_piece[i] for i in ids]
+        if vocabs == "shared":  # (HF reads source ids through the target's map where the vocabularies differ)
+            assert tok.pieces(ids) == tok.source_pieces(ids) == hf_tok.convert_ids_to_tokens(ids)
+            assert tok.decode_source(ids) == hf_tok.decode(ids, skip_special_tokens=True, use_source_tokenizer=True)
+        if text in en:
+            assert tok.decode_source(ids) == text  # a truncated input is shown through the source's own pieces
+    for text in fr[:20] + typed_specials + ["Zèbre ☃ rouge."]:
         _, target = tok.target_ids(text)
         assert target == hf_tok(text_target=text).input_ids, text
+        assert tok.target_pieces(target) == hf_tok.convert_ids_to_tokens(target)
         assert tok.decode(target) == hf_tok.decode(target, skip_special_tokens=True)
         if text in fr:
             assert [i for i, *_ in tok.encode_with_offsets(text)] == target[:-1]  # one per decoder row
     assert tok.unknown_words("The dog ☃ sat") == ["☃"]  # from the tokenizer's own vocabulary: <unk>
+    if vocabs == "separate":  # the two sides really differ: one id, two pieces; pieces() refuses to guess
+        assert tok.source_pieces([5]) != tok.target_pieces([5])
+        with pytest.raises(TypeError, match="source_pieces or target_pieces"):
+            tok.pieces([5])
 
 
 def _teacher(ckpt, hf_tok, text: str, target: str):
@@ -123,8 +191,9 @@ def _teacher(ckpt, hf_tok, text: str, target: str):
     return src, tgt
 
 
-def test_logits_and_every_attention_map_match_hugging_face(imported, hf_model, hf_tok):
-    ckpt = load_checkpoint(imported)
+@both_vocabularies
+def test_logits_and_every_attention_map_match_hugging_face(folders, vocabs):
+    ckpt, hf_model, hf_tok = load_checkpoint(folders.imported(vocabs)), folders.hf_model(vocabs), folders.hf_tok(vocabs)
     en, fr = sentences()
     for text, target in [(TEXTS[0], fr[0]), (TEXTS[1], fr[3]), (TEXTS[6], fr[5])]:
         src, tgt = _teacher(ckpt, hf_tok, text, target)
@@ -132,6 +201,7 @@ def test_logits_and_every_attention_map_match_hugging_face(imported, hf_model, h
         with torch.no_grad():
             theirs = hf_model(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
             ours = ckpt.model(src, tgt, return_attention=True)
+        assert ours.logits.shape[-1] == ckpt.config.target_vocab_size == hf_model.config.decoder_vocab_size
         torch.testing.assert_close(ours.logits, theirs.logits, atol=ATOL, rtol=0)
         for mine, hf in (
             (ours.attention.encoder, theirs.encoder_attentions),
@@ -152,8 +222,9 @@ def test_logits_and_every_attention_map_match_hugging_face(imported, hf_model, h
         torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
 
 
-def test_greedy_and_beam_search_equal_generate(imported, hf_model):
-    ckpt = load_checkpoint(imported)
+@both_vocabularies
+def test_greedy_and_beam_search_equal_generate(folders, vocabs):
+    ckpt, hf_model, hf_tok = load_checkpoint(folders.imported(vocabs)), folders.hf_model(vocabs), folders.hf_tok(vocabs)
     ended_early = 0
     for text in TEXTS:
         src = torch.tensor([ckpt.tokenizer.source_ids(text)])
@@ -167,13 +238,15 @@ def test_greedy_and_beam_search_equal_generate(imported, hf_model):
         assert ours1 == [t for t in hf1 if t != pad], text
         assert ours4 == [t for t in hf4 if t != pad], text
         assert pad not in ours1 + ours4
+        assert ckpt.tokenizer.decode(ours4) == hf_tok.decode(hf4, skip_special_tokens=True)
         ended_early += ours4[-1] == ckpt.config.eos_id and len(ours4) < 24
     assert ended_early >= 1  # both ways of ending are exercised: EOS and the length limit
     assert ended_early < len(TEXTS)
 
 
-def test_beam_with_early_stopping_equals_generate(imported, hf_model):
-    ckpt = load_checkpoint(imported)
+@both_vocabularies
+def test_beam_with_early_stopping_equals_generate(folders, vocabs):
+    ckpt, hf_model = load_checkpoint(folders.imported(vocabs)), folders.hf_model(vocabs)
     for text in TEXTS[:4]:
         src = torch.tensor([ckpt.tokenizer.source_ids(text)])
         hf = hf_model.generate(
@@ -372,10 +445,11 @@ def test_bad_folders_give_a_clear_message_and_write_nothing(marian_src, tmp_path
     assert main(["import-marian", str(marian_src), "--out", str(out), "--overwrite"]) == 0
 
 
-def test_every_page_renders_on_an_imported_tiny_marian(imported, monkeypatch):
+@both_vocabularies
+def test_every_page_renders_on_an_imported_tiny_marian(folders, vocabs, monkeypatch):
     from apptest import app, figures, run
 
-    root = imported.parent
+    root = folders.imported(vocabs).parent
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
     for page in ("explorer", "headlab", "masks", "positions", "arithmetic", "multihead", "variants"):
         at = run(app(page, checkpoint="tiny-marian", text="The dog was too tired, so it stayed home."))

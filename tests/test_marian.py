@@ -178,6 +178,10 @@ def test_tokenization_is_identical_to_marian_tokenizer(folders, vocabs):
         assert tok.decode(target) == hf_tok.decode(target, skip_special_tokens=True)
         if text in fr:
             assert [i for i, *_ in tok.encode_with_offsets(text)] == target[:-1]  # one per decoder row
+    every = list(range(tok.target_vocab_size))  # every target piece, also those only the other side's spm knows
+    assert tok.target_pieces(every) == hf_tok.convert_ids_to_tokens(every)
+    assert tok.decode(every) == hf_tok.decode(every, skip_special_tokens=True)
+    assert tok.decode(every[::-1]) == hf_tok.decode(every[::-1], skip_special_tokens=True)
     assert tok.unknown_words("The dog ☃ sat") == ["☃"]  # from the tokenizer's own vocabulary: <unk>
     if vocabs == "separate":  # the two sides really differ: one id, two pieces; pieces() refuses to guess
         assert tok.source_pieces([5]) != tok.target_pieces([5])
@@ -555,3 +559,150 @@ def test_a_hostile_config_cannot_make_a_checkpoint_allocate_a_huge_position_tabl
     (bad / "config.json").write_text(json.dumps(cfg))
     with pytest.raises(CheckpointError, match="weights do not match config.json"):
         load_checkpoint(bad)
+
+
+@both_vocabularies
+def test_an_import_exports_back_to_the_same_hugging_face_model(folders, vocabs, tmp_path):
+    ckpt = load_checkpoint(folders.imported(vocabs))
+    out = tmp_path / "exported"
+    assert main(["export-marian", str(folders.imported(vocabs)), "--out", str(out)]) == 0
+    separate = vocabs == "separate"
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["share_encoder_decoder_embeddings"] is not separate
+    assert (cfg["vocab_size"], cfg["decoder_vocab_size"]) == (ckpt.config.vocab_size, ckpt.config.target_vocab_size)
+    assert json.loads((out / "tokenizer_config.json").read_text())["separate_vocabs"] is separate
+    assert (out / "target_vocab.json").exists() is separate
+    hf = MarianMTModel.from_pretrained(out, attn_implementation="eager").eval()
+    tok = HFMarianTokenizer.from_pretrained(out)
+    original = folders.hf_model(vocabs)
+    en, fr = sentences()
+    for text, target in [(TEXTS[0], fr[0]), (TEXTS[6], fr[5])]:
+        ids = ckpt.tokenizer.source_ids(text)
+        assert tok(text).input_ids == ids
+        assert tok(text_target=target).input_ids == ckpt.tokenizer.target_ids(target)[1]
+        src, tgt = torch.tensor([ids]), torch.tensor([ckpt.tokenizer.target_ids(target)[0]])
+        with torch.no_grad():
+            theirs = hf(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
+            before = original(input_ids=src, decoder_input_ids=tgt)
+            ours = ckpt.model(src, tgt, return_attention=True)
+        torch.testing.assert_close(theirs.logits, ours.logits, atol=ATOL, rtol=0)
+        torch.testing.assert_close(theirs.logits, before.logits, atol=ATOL, rtol=0)  # the folder it came from
+        for a, b in zip(ours.attention.cross, theirs.cross_attentions):
+            torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
+        greedy = greedy_decode(ckpt.model, src, 24, return_attention=False).tokens
+        generated = hf.generate(src, num_beams=1, do_sample=False, max_new_tokens=24)[0, 1:].tolist()
+        assert greedy == [t for t in generated if t != ckpt.config.pad_id]
+        assert tok.decode(generated, skip_special_tokens=True) == ckpt.tokenizer.decode(greedy)
+    again = tmp_path / "again"
+    assert main(["import-marian", str(out), "--out", str(again)]) == 0
+    back = load_checkpoint(again)
+    assert back.config == ckpt.config
+    src, tgt = torch.tensor([ckpt.tokenizer.source_ids(TEXTS[1])]), torch.tensor([[ckpt.config.bos_id, 4, 5]])
+    torch.testing.assert_close(back.model(src, tgt).logits, ckpt.model(src, tgt).logits, atol=0, rtol=0)
+
+
+def test_bad_separate_vocabulary_folders_give_a_clear_message_and_write_nothing(folders, tmp_path, capsys):
+    src = folders.src("separate")
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / "imported"
+
+    def copy(name: str, base: Path = src) -> Path:
+        return Path(shutil.copytree(base, tmp_path / name))
+
+    def edit(path: Path, change) -> None:
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+
+    missing = copy("no-target-vocab")
+    (missing / "target_vocab.json").unlink()
+    assert "missing target_vocab.json" in _bad_import(capsys, missing, out)
+
+    big = copy("target-vocab-too-big")
+    edit(big / "target_vocab.json", lambda v: v.update({"▁extra": len(v)}))
+    err = _bad_import(capsys, big, out)
+    assert "target_vocab.json does not fit the model" in err and "64 rows" in err
+
+    small = copy("decoder-rows")  # config.json's decoder_vocab_size below target_vocab.json's ids
+    edit(small / "config.json", lambda c: c.update(decoder_vocab_size=c["decoder_vocab_size"] - 1))
+    assert "target_vocab.json does not fit the model" in _bad_import(capsys, small, out)
+
+    pad = copy("target-pad")  # </s>, <unk>, <pad> must have vocab.json's ids (HF reads them from there)
+    edit(pad / "target_vocab.json", lambda v: v.update({"<pad>": v["<unk>"], "<unk>": v["<pad>"]}))
+    assert "other ids than vocab.json" in _bad_import(capsys, pad, out)
+
+    said = copy("said-shared")
+    edit(said / "tokenizer_config.json", lambda t: t.update(separate_vocabs=False))
+    assert "separate_vocabs: false" in _bad_import(capsys, said, out)
+
+    linked = copy("target-linked")
+    secret = tmp_path / "elsewhere.json"
+    shutil.copy(linked / "target_vocab.json", secret)
+    (linked / "target_vocab.json").unlink()
+    (linked / "target_vocab.json").symlink_to(secret)
+    assert "link leading outside" in _bad_import(capsys, linked, out)
+
+    shared = copy("stray", folders.src("shared"))  # one vocabulary, and a target_vocab.json beside it
+    shutil.copy(shared / "vocab.json", shared / "target_vocab.json")
+    assert "shares one vocabulary" in _bad_import(capsys, shared, out)
+
+    weights = copy("shared-weights")  # the config says separate, the weights hold one shared matrix
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(weights / "model.safetensors"))
+    state["model.shared.weight"] = state.pop("model.encoder.embed_tokens.weight")
+    save_file(state, str(weights / "model.safetensors"), {"format": "pt"})
+    assert "holds no model.encoder.embed_tokens.weight" in _bad_import(capsys, weights, out)
+
+
+def test_a_separate_vocabulary_checkpoint_is_checked_when_loaded(folders, tmp_path):
+    from transformer.checkpoint import CheckpointError
+
+    good = folders.imported("separate")
+
+    def broken(name: str) -> Path:
+        return Path(shutil.copytree(good, tmp_path / name))
+
+    bad = broken("no-target-vocab")
+    (bad / "target_vocab.json").unlink()
+    with pytest.raises(CheckpointError, match="tgt_vocab_size 64.*no target_vocab.json"):
+        load_checkpoint(bad)
+    bad = broken("target-id")
+    vocab = json.loads((bad / "target_vocab.json").read_text())
+    vocab["▁extra"] = 64
+    (bad / "target_vocab.json").write_text(json.dumps(vocab))
+    with pytest.raises(CheckpointError, match="target_vocab.json does not fit the model"):
+        load_checkpoint(bad)
+    bad = broken("rows")  # a config asking for more target rows than the weights hold: refused from the header
+    cfg = json.loads((bad / "config.json").read_text())
+    cfg["tgt_vocab_size"] = 10**6
+    (bad / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(CheckpointError, match="weights do not match config.json"):
+        load_checkpoint(bad)
+    stray = Path(shutil.copytree(folders.imported("shared"), tmp_path / "stray"))
+    shutil.copy(stray / "vocab.json", stray / "target_vocab.json")
+    with pytest.raises(CheckpointError, match="one vocabulary for both sides"):
+        load_checkpoint(stray)
+    # a config.json written before tgt_vocab_size existed still loads, as one shared vocabulary
+    old = Path(shutil.copytree(folders.imported("shared"), tmp_path / "old"))
+    cfg = json.loads((old / "config.json").read_text())
+    assert cfg.pop("tgt_vocab_size") is None
+    (old / "config.json").write_text(json.dumps(cfg))
+    assert load_checkpoint(old).config.target_vocab_size == cfg["vocab_size"]
+
+
+def test_config_bounds_each_special_id_by_its_side():
+    from transformer.config import ConfigError, TransformerConfig
+
+    cfg = TransformerConfig(vocab_size=10, tgt_vocab_size=6, pad_id=5, bos_id=5, eos_id=0)
+    assert (cfg.target_vocab_size, cfg.separate_vocabularies) == (6, True)
+    assert TransformerConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ConfigError, match="pad_id"):  # pad pads both sides
+        TransformerConfig(vocab_size=10, tgt_vocab_size=6, pad_id=7, bos_id=5, eos_id=0)
+    with pytest.raises(ConfigError, match="bos_id must be a target token id"):
+        TransformerConfig(vocab_size=10, tgt_vocab_size=6, pad_id=5, bos_id=8, eos_id=0)
+    with pytest.raises(ConfigError, match="eos_id must be a target token id"):
+        TransformerConfig(vocab_size=12, tgt_vocab_size=4, pad_id=0, bos_id=2, eos_id=9)
+    with pytest.raises(ConfigError, match="tgt_vocab_size"):
+        TransformerConfig(vocab_size=10, tgt_vocab_size=0)

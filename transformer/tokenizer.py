@@ -362,12 +362,15 @@ class MarianTokenizer(TokenizerBase):
         return self.target_vocab.get(piece, self.special.unk)
 
     def _decode(self, sp: spm.SentencePieceProcessor, pieces) -> str:
-        return sp.decode_pieces(pieces).strip()
+        # as Hugging Face's convert_tokens_to_string: a piece the model does not know keeps its "▁" otherwise
+        return sp.decode_pieces(pieces).replace("▁", " ").strip()
 
     def decode(self, ids: Iterable[int]) -> str:
-        """As Hugging Face's decode(skip_special_tokens=True): pad, start, end and <unk> are dropped."""
+        """As Hugging Face's decode(skip_special_tokens=True): pad, start, end and <unk> are dropped. Like it,
+        one shared vocabulary joins the pieces with source.spm, separate vocabularies with target.spm."""
         drop = (self.special.pad, self.special.bos, self.special.eos, self.special.unk)
-        return self._decode(self.target_sp, self.target_pieces(i for i in ids if i not in drop))
+        sp = self.target_sp if self.separate_vocabularies else self.source_sp
+        return self._decode(sp, self.target_pieces(i for i in ids if i not in drop))
 
     def decode_source(self, ids: Iterable[int]) -> str:
         """Source ids as text (source.spm), dropping the same special tokens as decode."""

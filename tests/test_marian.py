@@ -451,14 +451,26 @@ def test_bad_folders_give_a_clear_message_and_write_nothing(marian_src, tmp_path
 
 @both_vocabularies
 def test_every_page_renders_on_an_imported_tiny_marian(folders, vocabs, monkeypatch):
+    import html
+
     from apptest import app, figures, run
 
     root = folders.imported(vocabs).parent
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
+    text = "The dog was too tired, so it stayed home."
+    tok = load_checkpoint(folders.imported(vocabs)).tokenizer
     for page in ("explorer", "headlab", "masks", "positions", "arithmetic", "multihead", "variants"):
-        at = run(app(page, checkpoint="tiny-marian", text="The dog was too tired, so it stayed home."))
+        at = run(app(page, checkpoint="tiny-marian", text=text))
         assert at.session_state["checkpoint"] == "tiny-marian"
-        assert figures(at) or page == "headlab", page
+        figs = figures(at)
+        assert figs or page == "headlab", page
+        if page == "explorer":  # labels from the right vocabulary: source pieces on the keys, target on the queries
+            label = lambda v: html.unescape(v.replace("\u200b", ""))  # noqa: E731 (labels are made distinct)
+            cross = figs["head_cross"]["data"][0]
+            assert [label(x) for x in cross["x"]] == tok.source_pieces(tok.source_ids(text))
+            assert [label(x) for x in figs["head_encoder"]["data"][0]["y"]] == tok.source_pieces(tok.source_ids(text))
+            targets = set(tok.target_vocab)
+            assert cross["y"] and all(label(y) in targets for y in cross["y"])
 
 
 def test_all_heads_overview_stays_legible_at_48_heads_per_kind():

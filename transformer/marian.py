@@ -225,10 +225,10 @@ def _config(hf: dict[str, Any]) -> TransformerConfig:
     archs = hf.get("architectures") or ["MarianMTModel"]
     if "MarianMTModel" not in archs:
         raise MarianError(f"config.json's architectures are {archs}; only MarianMTModel imports")
-    separate = hf.get("share_encoder_decoder_embeddings", True)
-    if not isinstance(separate, bool):
-        raise MarianError(f"config.json: share_encoder_decoder_embeddings must be true or false, got {separate!r}")
-    separate = not separate
+    shared = hf.get("share_encoder_decoder_embeddings", True)
+    if not isinstance(shared, bool):
+        raise MarianError(f"config.json: share_encoder_decoder_embeddings must be true or false, got {shared!r}")
+    separate = not shared  # source and target vocabularies of their own (target_vocab.json)
     if hf.get("tie_word_embeddings", True) is not True:
         raise MarianError("an output projection not tied to the embeddings is not supported")
     if hf.get("scale_embedding", False) is not True:

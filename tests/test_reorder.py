@@ -42,8 +42,12 @@ def test_find_reorderings_runs_on_a_model_and_respects_lengths():
 def test_card_examples_are_read_defensively():
     from transformer.inspection.reorder import card_examples
 
-    card = {"reordering_examples": [{"source": "The selected file opens."}, {"source": ""}, "x", {"source": 3}]}
+    real = {"train_config": {"real_data": ["libreoffice"]}}
+    card = {**real, "reordering_examples": [{"source": "The selected file opens."}, {"source": ""}, "x", {"source": 3}]}
     assert card_examples(card) == ["The selected file opens."]
-    assert card_examples({"reordering_examples": "nope"}) == [] and card_examples(None) == []
-    many = {"reordering_examples": [{"source": f"Sentence {i} here."} for i in range(9)]}
+    assert card_examples({**real, "reordering_examples": "nope"}) == [] and card_examples(None) == []
+    many = {**real, "reordering_examples": [{"source": f"Sentence {i} here."} for i in range(9)]}
     assert len(card_examples(many)) == 4
+    # a model never trained on real text (e.g. coref-variants, whose card has them) offers none
+    assert card_examples({**card, "train_config": {"real_data": []}}) == []
+    assert card_examples({k: v for k, v in card.items() if k != "train_config"}) == []

@@ -137,8 +137,12 @@ def find_reorderings(
 
 def card_examples(card: dict, n: int = 4) -> list[str]:
     """The English sentences of a card's "reordering_examples" (written by scripts/evaluate_real_coref.py),
-    read defensively: at most n, each a short non-empty string."""
-    entries = card.get("reordering_examples") if isinstance(card, dict) else None
+    read defensively: at most n, each a short non-empty string. Only a model trained on real text has them
+    (the same search on a model that never saw such sentences finds nothing meaningful)."""
+    train = card.get("train_config") if isinstance(card, dict) else None
+    if not (isinstance(train, dict) and train.get("real_data")):
+        return []
+    entries = card.get("reordering_examples")
     out: list[str] = []
     for e in entries if isinstance(entries, list) else []:
         src = e.get("source") if isinstance(e, dict) else None

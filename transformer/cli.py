@@ -217,6 +217,7 @@ def cmd_import_marian(args: argparse.Namespace) -> int:
                 "d_model": cfg.d_model,
                 "n_heads": cfg.n_heads,
                 "vocab_size": cfg.vocab_size,
+                "tgt_vocab_size": cfg.tgt_vocab_size,  # None: one vocabulary shared by both sides
                 "licence": folder.card["licence"],
                 "target_lang": folder.card.get("target_lang"),
             },

@@ -179,6 +179,24 @@ def test_keys_follow_the_arguments_values(shipped):
     assert cache.call_key(double, (1,), {}) != cache.call_key(size_of, (1,), {})
 
 
+def test_a_cached_checkpoints_card_counts_as_the_checkpoint_and_goes_with_it(shipped):
+    import gc
+    import json
+
+    key = lambda *a: cache.call_key(double, a, {})  # noqa: E731
+    # the card of a checkpoint from cache.checkpoint is keyed by the checkpoint, not hashed by content
+    assert key(shipped.card) == key(shipped.card) != key(json.loads(json.dumps(shipped.card)))
+    assert key(shipped.card) != key(shipped.model)
+    fresh = load_checkpoint(DEFAULT_CHECKPOINT)  # the same files, loaded anew: its card is a plain dict
+    assert key(fresh.card) == key(dict(fresh.card)) != key(shipped.card)
+    cache._register(fresh, ("checkpoint", "elsewhere", 0.0))
+    ids = [id(fresh), id(fresh.model), id(fresh.tokenizer), id(fresh.card)]
+    assert all(i in cache._IDENTITY for i in ids)
+    del fresh
+    gc.collect()
+    assert not any(i in cache._IDENTITY for i in ids)  # nothing of it is kept alive
+
+
 def test_a_lambda_or_an_unknown_type_is_refused(shipped):
     with pytest.raises(TypeError, match="module-level function"):
         cache.memo(lambda c: c, shipped)

@@ -260,6 +260,22 @@ def test_beam_with_early_stopping_equals_generate(folders, vocabs):
         assert ours.tokens == [t for t in hf[0, 1:].tolist() if t != ckpt.config.pad_id], text
 
 
+def assert_exported_agrees(hf, tok, ckpt, src, tgt, max_new: int):
+    """An exported folder loaded in transformers (hf, tok) against our checkpoint: logits and cross maps to
+    ATOL, greedy output = generate(num_beams=1), the same decoded text. Returns Hugging Face's output."""
+    with torch.no_grad():
+        theirs = hf(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
+        ours = ckpt.model(src, tgt, return_attention=True)
+    torch.testing.assert_close(theirs.logits, ours.logits, atol=ATOL, rtol=0)
+    for a, b in zip(ours.attention.cross, theirs.cross_attentions):
+        torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
+    greedy = greedy_decode(ckpt.model, src, max_new, return_attention=False).tokens
+    generated = hf.generate(src, num_beams=1, do_sample=False, max_new_tokens=max_new)[0, 1:].tolist()
+    assert greedy == [t for t in generated if t != ckpt.config.pad_id]
+    assert tok.decode(generated, skip_special_tokens=True) == ckpt.tokenizer.decode(greedy)
+    return theirs
+
+
 def test_export_round_trip_loads_in_transformers(trained_checkpoint, tmp_path):
     out = tmp_path / "exported"
     assert main(["export-marian", str(trained_checkpoint), "--out", str(out)]) == 0
@@ -272,16 +288,7 @@ def test_export_round_trip_loads_in_transformers(trained_checkpoint, tmp_path):
         assert tok(text).input_ids == ids  # MarianTokenizer reads our joint tokenizer identically
         src = torch.tensor([ids])
         tgt = torch.tensor([ckpt.tokenizer.target_ids("Le chien était fatigué.")[0]])
-        with torch.no_grad():
-            theirs = hf(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
-            ours = ckpt.model(src, tgt, return_attention=True)
-        torch.testing.assert_close(theirs.logits, ours.logits, atol=ATOL, rtol=0)
-        for a, b in zip(ours.attention.cross, theirs.cross_attentions):
-            torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
-        greedy = greedy_decode(ckpt.model, src, 30, return_attention=False).tokens
-        generated = hf.generate(src, num_beams=1, do_sample=False, max_new_tokens=30)[0, 1:].tolist()
-        assert greedy == [t for t in generated if t != ckpt.config.pad_id]
-        assert tok.decode(greedy, skip_special_tokens=True) == ckpt.tokenizer.decode(greedy)
+        assert_exported_agrees(hf, tok, ckpt, src, tgt, 30)
     # and back: the exported folder imports again to the same logits
     again = tmp_path / "again"
     assert main(["import-marian", str(out), "--out", str(again)]) == 0
@@ -593,18 +600,10 @@ def test_an_import_exports_back_to_the_same_hugging_face_model(folders, vocabs, 
         assert tok(text).input_ids == ids
         assert tok(text_target=target).input_ids == ckpt.tokenizer.target_ids(target)[1]
         src, tgt = torch.tensor([ids]), torch.tensor([ckpt.tokenizer.target_ids(target)[0]])
+        theirs = assert_exported_agrees(hf, tok, ckpt, src, tgt, 24)
         with torch.no_grad():
-            theirs = hf(input_ids=src, decoder_input_ids=tgt, output_attentions=True)
             before = original(input_ids=src, decoder_input_ids=tgt)
-            ours = ckpt.model(src, tgt, return_attention=True)
-        torch.testing.assert_close(theirs.logits, ours.logits, atol=ATOL, rtol=0)
         torch.testing.assert_close(theirs.logits, before.logits, atol=ATOL, rtol=0)  # the folder it came from
-        for a, b in zip(ours.attention.cross, theirs.cross_attentions):
-            torch.testing.assert_close(a, b, atol=ATOL, rtol=0)
-        greedy = greedy_decode(ckpt.model, src, 24, return_attention=False).tokens
-        generated = hf.generate(src, num_beams=1, do_sample=False, max_new_tokens=24)[0, 1:].tolist()
-        assert greedy == [t for t in generated if t != ckpt.config.pad_id]
-        assert tok.decode(generated, skip_special_tokens=True) == ckpt.tokenizer.decode(greedy)
     again = tmp_path / "again"
     assert main(["import-marian", str(out), "--out", str(again)]) == 0
     back = load_checkpoint(again)

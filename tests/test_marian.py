@@ -378,6 +378,14 @@ class _Boom:
         return (os.system, ("touch PICKLE_RAN_MARKER",))
 
 
+def link_out(folder: Path, name: str, tmp_path: Path) -> Path:
+    """folder with its file `name` moved outside and replaced by a symlink to it."""
+    secret = tmp_path / f"elsewhere-{folder.name}-{name}"
+    shutil.move(folder / name, secret)
+    (folder / name).symlink_to(secret)
+    return folder
+
+
 def _bad_import(capsys, src: Path, out: Path, *extra: str) -> str:
     before = sorted(p.name for p in out.parent.iterdir()) if out.parent.exists() else []
     assert main(["import-marian", str(src), "--out", str(out), *extra]) == 2
@@ -423,12 +431,7 @@ def test_bad_folders_give_a_clear_message_and_write_nothing(marian_src, tmp_path
     (shifted / "vocab.json").write_text(json.dumps(vocab))
     assert "vocab.json does not fit config.json" in _bad_import(capsys, shifted, out)
 
-    linked = copy("linked")
-    secret = tmp_path / "elsewhere.spm"
-    shutil.copy(linked / "source.spm", secret)
-    (linked / "source.spm").unlink()
-    (linked / "source.spm").symlink_to(secret)
-    assert "link leading outside" in _bad_import(capsys, linked, out)
+    assert "link leading outside" in _bad_import(capsys, link_out(copy("linked"), "source.spm", tmp_path), out)
 
     shapes = copy("shapes")
     cfg = json.loads((shapes / "config.json").read_text())
@@ -647,11 +650,7 @@ def test_bad_separate_vocabulary_folders_give_a_clear_message_and_write_nothing(
     edit(said / "tokenizer_config.json", lambda t: t.update(separate_vocabs=False))
     assert "separate_vocabs: false" in _bad_import(capsys, said, out)
 
-    linked = copy("target-linked")
-    secret = tmp_path / "elsewhere.json"
-    shutil.copy(linked / "target_vocab.json", secret)
-    (linked / "target_vocab.json").unlink()
-    (linked / "target_vocab.json").symlink_to(secret)
+    linked = link_out(copy("target-linked"), "target_vocab.json", tmp_path)
     assert "link leading outside" in _bad_import(capsys, linked, out)
 
     shared = copy("stray", folders.src("shared"))  # one vocabulary, and a target_vocab.json beside it

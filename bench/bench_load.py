@@ -1,7 +1,7 @@
 """A class on one server: N sessions at once, at the protocol level (no browser shares the CPU).
 
     python bench/bench_load.py [--sessions 30] [--url URL] [--size default|base] [--batch on|off|both] [--runs 2]
-                               [--batch-threads 1 auto] [--checkpoint checkpoints/NAME]
+                               [--batch-threads 1 2] [--checkpoint checkpoints/NAME]
 
 --size base serves a random-weight checkpoint of the paper's base size (6+6 layers, d_model 512,
 Table 3), made on the fly in a temporary folder (never committed), with the shipped tokenizer.
@@ -290,7 +290,7 @@ def main() -> None:
     ap.add_argument("--batch", choices=["on", "off", "both"], default="both")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument(
-        "--batch-threads", nargs="+", default=["1"], help="TRANSFORMER_BATCH_THREADS values to compare (1, 2, auto)"
+        "--batch-threads", nargs="+", default=["1"], help="TRANSFORMER_BATCH_THREADS values to compare (e.g. 1 2)"
     )
     args = ap.parse_args()
     print(f"machine: {machine()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

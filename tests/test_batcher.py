@@ -352,11 +352,16 @@ def test_a_marian_shaped_model_that_starts_with_its_pad_id_batches_the_same(beam
         same(a, b)
 
 
-def test_batch_threads_rule():
-    from transformer.serving.batcher import WIDE_BATCH, batch_threads
+def test_the_worker_runs_with_its_own_thread_count_and_the_callers_keep_theirs(tiny):
+    model, tok = tiny
+    seen = []
 
-    assert batch_threads(30, 3) == 3 and batch_threads(1, 0) == 1  # a fixed number wins
-    assert batch_threads(WIDE_BATCH, None, cores=2, load=0.4) == 2  # a wide batch on an idle machine
-    assert batch_threads(WIDE_BATCH - 1, None, cores=2, load=0.0) == 1  # a small one keeps one thread
-    assert batch_threads(30, None, cores=2, load=1.5) == 1  # a loaded machine (e.g. a training run): one
-    assert batch_threads(30, None, cores=1, load=0.0) == 1
+    def spy(model, tokenizer, texts, beam, options):
+        seen.append(torch.get_num_threads())
+        return [f"ok {t}" for t in texts]
+
+    before = torch.get_num_threads()
+    batcher = Batcher(window_s=0.01, run=spy, threads=2)
+    assert batcher.analyse(model, tok, TEXTS[0]) == f"ok {TEXTS[0]}"
+    assert seen == [2] and Batcher(threads=0).threads == 1
+    assert torch.get_num_threads() == before

@@ -33,20 +33,6 @@ log = logging.getLogger(__name__)
 WINDOW_S = 0.005  # how long the first request of a batch waits for others
 MAX_SENTENCES = 32
 MAX_PIECES = 8192  # sentences × beam × longest source, in pieces
-WIDE_BATCH = 4  # a batch this large means sessions are waiting on it: it may use every core
-
-
-def batch_threads(size: int, threads: int | None, cores: int | None = None, load: float | None = None) -> int:
-    """Intra-op threads for a batch of `size` sentences (torch's setting is per thread, so the pages'
-    own threads keep theirs). threads: a fixed number; None (auto): every core for a wide batch while
-    the machine is otherwise idle (1-minute load average below half the cores), else 1. On a loaded
-    machine more threads than free cores make OpenMP's spinning threads wait on each other (measured:
-    35.8 s against 1.04 s for one base-size decode), so auto falls back to one."""
-    if threads is not None:
-        return max(1, threads)
-    cores = cores or os.cpu_count() or 1
-    load = os.getloadavg()[0] if load is None else load
-    return cores if size >= WIDE_BATCH and cores > 1 and load < cores / 2 else 1
 
 
 @dataclass
@@ -74,7 +60,7 @@ class Batcher:
         window_s: how long a batch waits, from its first request, for more.
         max_sentences, max_pieces: the caps of one batch.
         run: the batched computation (analyse_batch; tests pass a spy).
-        threads: intra-op threads of the worker per batch: a number, or None for :func:`batch_threads`'s rule.
+        threads: the worker thread's intra-op threads (torch's setting is per thread: the pages keep theirs).
     """
 
     def __init__(
@@ -83,12 +69,12 @@ class Batcher:
         max_sentences: int = MAX_SENTENCES,
         max_pieces: int = MAX_PIECES,
         run: Callable[..., list[Analysis | Exception]] = analyse_batch,
-        threads: int | None = 1,
+        threads: int = 1,
     ) -> None:
         if max_sentences < 1 or max_pieces < 1:
             raise ValueError("a batch holds at least one sentence")
         self.window_s, self.max_sentences, self.max_pieces = window_s, max_sentences, max_pieces
-        self._run, self.threads = run, threads
+        self._run, self.threads = run, max(1, threads)
         self._queue: list[_Job] = []
         self._inflight: dict[tuple, Future] = {}
         self._cv = threading.Condition()
@@ -98,8 +84,8 @@ class Batcher:
     @classmethod
     def from_env(cls) -> Batcher:
         """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_SENTENCES, $TRANSFORMER_BATCH_PIECES;
-        $TRANSFORMER_BATCH_THREADS: the worker's intra-op threads (a number, or "auto": every core for a
-        wide batch on an idle machine; default 1); $TRANSFORMER_LOG_BATCHES=1 logs each batch on stderr."""
+        $TRANSFORMER_BATCH_THREADS: the worker's intra-op threads (default 1; 2 measured no better on 2 cores);
+        $TRANSFORMER_LOG_BATCHES=1 logs each batch on stderr."""
         env = os.environ.get
         if env("TRANSFORMER_LOG_BATCHES") and not log.handlers:  # one line per batch on stderr (benches)
             log.addHandler(logging.StreamHandler())
@@ -108,9 +94,7 @@ class Batcher:
             float(env("TRANSFORMER_BATCH_WINDOW_MS", WINDOW_S * 1000)) / 1000,
             int(env("TRANSFORMER_BATCH_SENTENCES", MAX_SENTENCES)),
             int(env("TRANSFORMER_BATCH_PIECES", MAX_PIECES)),
-            threads=None
-            if env("TRANSFORMER_BATCH_THREADS", "1") == "auto"
-            else int(env("TRANSFORMER_BATCH_THREADS", "1")),
+            threads=int(env("TRANSFORMER_BATCH_THREADS", "1")),
         )
 
     def submit(
@@ -173,13 +157,12 @@ class Batcher:
         return (len(batch) + 1) * job.beam * longest <= self.max_pieces
 
     def _loop(self) -> None:
+        torch.set_num_threads(self.threads)  # this worker thread's own setting
         while True:
             batch = self._take()
             first = batch[0]
             started = time.perf_counter()
-            threads = batch_threads(len(batch), self.threads)
             try:
-                torch.set_num_threads(threads)  # this worker thread's own setting
                 with torch.inference_mode():
                     results: list[Any] = self._run(
                         first.model, first.tokenizer, [j.text for j in batch], first.beam, first.options
@@ -193,7 +176,7 @@ class Batcher:
                 "batch of %d (beam %d, %d threads) in %.3f s, %d waiting",
                 len(batch),
                 first.beam,
-                threads,
+                self.threads,
                 time.perf_counter() - started,
                 len(self._queue),
             )

@@ -128,6 +128,8 @@ def test_config_and_card_say_what_was_converted(folders, vocabs):
     assert (cfg.vocab_size, cfg.target_vocab_size) == (hf["vocab_size"], hf["decoder_vocab_size"])
     assert (cfg.pad_id, cfg.bos_id, cfg.eos_id) == (hf["pad_token_id"], hf["pad_token_id"], 0)
     assert cfg.max_len == 512
+    # opus-mt's three dropouts: residual 0.1, none on attention weights or inside the feed-forward
+    assert (cfg.dropout, cfg.attention_p, cfg.activation_p) == (hf["dropout"], 0.0, 0.0)
     assert isinstance(ckpt.tokenizer, MarianTokenizer)
     separate = vocabs == "separate"
     assert cfg.separate_vocabularies is separate and ckpt.tokenizer.separate_vocabularies is separate
@@ -283,6 +285,9 @@ def test_export_round_trip_loads_in_transformers(trained_checkpoint, tmp_path):
     hf = MarianMTModel.from_pretrained(out, attn_implementation="eager").eval()
     tok = HFMarianTokenizer.from_pretrained(out)
     assert hf.config.activation_function == "relu"
+    # our checkpoints from before the separate dropouts used P_drop everywhere: the export says so
+    assert ckpt.config.attention_dropout is None
+    assert hf.config.dropout == hf.config.attention_dropout == hf.config.activation_dropout == ckpt.config.dropout
     for text in ("The dog was too tired.", "The cat ate the fish because it was hungry."):
         ids = ckpt.tokenizer.source_ids(text)
         assert tok(text).input_ids == ids  # MarianTokenizer reads our joint tokenizer identically
@@ -716,3 +721,23 @@ def test_config_bounds_each_special_id_by_its_side():
         TransformerConfig(vocab_size=12, tgt_vocab_size=4, pad_id=0, bos_id=2, eos_id=9)
     with pytest.raises(ConfigError, match="tgt_vocab_size"):
         TransformerConfig(vocab_size=10, tgt_vocab_size=0)
+
+
+def test_the_three_dropouts_default_to_one_and_are_checked():
+    from transformer.config import ConfigError, TransformerConfig
+    from transformer.model import Transformer
+
+    old = TransformerConfig.from_dict({"vocab_size": 20, "d_model": 16, "n_heads": 2, "d_ff": 32, "dropout": 0.2})
+    assert (old.attention_p, old.activation_p) == (0.2, 0.2)  # a config file from before: dropout everywhere
+    paper = TransformerConfig(vocab_size=20, d_model=16, n_heads=2, d_ff=32, attention_dropout=0.0, activation_dropout=0.0)
+    assert (paper.dropout, paper.attention_p, paper.activation_p) == (0.1, 0.0, 0.0)
+    assert TransformerConfig.from_dict(paper.to_dict()) == paper
+    model = Transformer(paper)
+    layer = model.decoder_layers[0]
+    assert layer.self_attn.dropout == layer.cross_attn.dropout == layer.feed_forward.dropout.p == 0.0
+    assert layer.dropout.p == model.encoder_layers[0].dropout.p == model.dropout.p == 0.1  # residual dropout stays
+    for bad in (-0.1, 1.0, "0.1", True):
+        with pytest.raises(ConfigError, match="attention_dropout"):
+            TransformerConfig(vocab_size=20, attention_dropout=bad)
+        with pytest.raises(ConfigError, match="activation_dropout"):
+            TransformerConfig(vocab_size=20, activation_dropout=bad)

@@ -28,7 +28,11 @@ class TransformerConfig:
         d_model: width of every sub-layer output and of the embeddings (paper: 512).
         n_heads: h, the number of attention heads (paper: 8); d_k = d_v = d_model / h.
         d_ff: inner width of the position-wise feed-forward network (paper: 2048).
-        dropout: P_drop on sub-layer outputs, embedding sums and attention weights (paper: 0.1).
+        dropout: P_drop on sub-layer outputs and embedding sums, the paper's residual dropout (§5.4: 0.1).
+        attention_dropout: P_drop on the attention weights; None: the same as dropout (our
+            checkpoints before it existed); the paper has none (0.0), nor do opus-mt models.
+        activation_dropout: P_drop inside the feed-forward, after its non-linearity; None: the same
+            as dropout; the paper has none (0.0), nor do opus-mt models.
         max_len: the longest sequence, in tokens, that the positional encoding covers.
         positional: "sinusoidal" (§3.5), "learned" (the paper's Table 3 row E) or "none".
         tie_embeddings: share one matrix between source embedding, target embedding and
@@ -60,6 +64,8 @@ class TransformerConfig:
     activation: Activation = "relu"
     output_bias: bool = False
     tgt_vocab_size: int | None = None
+    attention_dropout: float | None = None
+    activation_dropout: float | None = None
 
     def __post_init__(self) -> None:
         ints = ("vocab_size", "n_encoder_layers", "n_decoder_layers", "d_model", "n_heads", "d_ff", "max_len")
@@ -69,8 +75,12 @@ class TransformerConfig:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
         if self.d_model % self.n_heads:
             raise ConfigError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
-        if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
-            raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        for name in ("dropout", "attention_dropout", "activation_dropout"):
+            value = getattr(self, name)
+            if value is None and name != "dropout":
+                continue
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0.0 <= value < 1.0:
+                raise ConfigError(f"{name} must be in [0, 1){'' if name == 'dropout' else ' or null'}, got {value!r}")
         if self.positional not in POSITIONAL_KINDS:
             raise ConfigError(f"positional must be one of {POSITIONAL_KINDS}, got {self.positional!r}")
         if not isinstance(self.tie_embeddings, bool):
@@ -106,6 +116,16 @@ class TransformerConfig:
     def separate_vocabularies(self) -> bool:
         """Whether source and target have vocabularies of their own (tgt_vocab_size is set)."""
         return self.tgt_vocab_size is not None
+
+    @property
+    def attention_p(self) -> float:
+        """The dropout on attention weights: attention_dropout, else dropout."""
+        return self.dropout if self.attention_dropout is None else self.attention_dropout
+
+    @property
+    def activation_p(self) -> float:
+        """The dropout inside the feed-forward: activation_dropout, else dropout."""
+        return self.dropout if self.activation_dropout is None else self.activation_dropout
 
     @property
     def d_k(self) -> int:

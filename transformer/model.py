@@ -185,8 +185,8 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
-        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.attention_p)
+        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.activation_p, config.activation)
         self.norm_1 = nn.LayerNorm(config.d_model)
         self.norm_2 = nn.LayerNorm(config.d_model)
         self.dropout = nn.Dropout(config.dropout)
@@ -212,9 +212,9 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
-        self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
-        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.dropout, config.activation)
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.attention_p)
+        self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.attention_p)
+        self.feed_forward = FeedForward(config.d_model, config.d_ff, config.activation_p, config.activation)
         self.norm_1 = nn.LayerNorm(config.d_model)
         self.norm_2 = nn.LayerNorm(config.d_model)
         self.norm_3 = nn.LayerNorm(config.d_model)

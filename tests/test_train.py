@@ -286,3 +286,58 @@ def test_the_metrics_log_has_one_reader(tmp_path):
     assert log.steps == [{"step": 10, "loss": 2.5}]  # the half-written last line is skipped
     assert log.probes == [{"step": 10, "probe": {"encoder/pronoun": 0.5}}]
     assert read_metrics(tmp_path / "missing.jsonl").steps == []
+
+
+def test_mixed_precision_trains_in_bfloat16_and_keeps_float32_weights(tmp_path):
+    """bfloat16 autocast (the real-coref preset): the same loss as float32 to bf16's precision, float32
+    weights, optimizer state and checkpoint, and on a CPU attention takes the math kernel (its fused one
+    runs its bfloat16 backward several times slower)."""
+    config = dataclasses.replace(TINY, steps=1, mixed_precision=True)
+    trainer = Trainer(config, tmp_path / "bf16")
+    trainer.train()
+    idx = trainer.batches.next()
+    src, tgt_in, _ = trainer.data.collate(idx)
+    seen = []
+    original = torch.nn.functional.scaled_dot_product_attention
+
+    def spy(q, *args, **kwargs):
+        seen.append(q.dtype)
+        return original(q, *args, **kwargs)
+
+    trainer.model.eval()  # no dropout: the two precisions see the same network
+    with torch.no_grad():
+        exact = trainer.model(src, tgt_in).logits
+        with torch.autocast("cpu", dtype=torch.bfloat16), trainer._attention_kernel():
+            torch.nn.functional.scaled_dot_product_attention = spy
+            try:
+                low = trainer.model(src, tgt_in).logits
+            finally:
+                torch.nn.functional.scaled_dot_product_attention = original
+    assert low.dtype == torch.bfloat16 and set(seen) == {torch.bfloat16}
+    torch.testing.assert_close(low.float(), exact, atol=0.1, rtol=0.05)
+    trainer.model.train()
+    result = trainer.train_step(idx)
+    assert torch.isfinite(torch.tensor(result.loss)) and result.grad_norm > 0
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+    assert all(v.dtype == torch.float32 for s in trainer.optimizer.state.values() for v in s.values() if v.dim())
+    saved = load_checkpoint(tmp_path / "bf16")
+    assert all(p.dtype == torch.float32 for p in saved.model.parameters())
+    assert saved.card["train_config"]["mixed_precision"] is True
+    with trainer._attention_kernel():  # a CPU run: the fused kernel is off, the math one on
+        assert not torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.math_sdp_enabled()
+    assert torch.backends.cuda.flash_sdp_enabled()  # and back on after the step
+
+
+def test_train_starts_itself_once_with_glibc_keeping_freed_memory(tmp_path):
+    """python -m transformer train runs with the malloc variables set (they only count at start-up): it starts
+    itself again once, the card records them, and a value the caller set is kept."""
+    from transformer.training.loop import KEEP_FREED_MEMORY
+
+    env = {k: v for k, v in subprocess_env().items() if not k.startswith("MALLOC_")}
+    env["MALLOC_TOP_PAD_"] = "12345678"
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "transformer", "train", "--preset", "tiny", "--steps", "2", "--out", str(out)]
+    res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    recorded = load_checkpoint(out).card["malloc"]
+    assert recorded == {**KEEP_FREED_MEMORY, "MALLOC_TOP_PAD_": "12345678"}

@@ -1,5 +1,8 @@
 """Command line: python -m transformer {info,translate,train,evaluate} --help."""
 
-from .cli import main
+import sys
 
+from .cli import main, restart_keeping_freed_memory
+
+restart_keeping_freed_memory(sys.argv[1:])
 raise SystemExit(main())

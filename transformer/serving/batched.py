@@ -5,7 +5,9 @@ The work of one unbatched analysis, done for B sentences at once:
 2. beam search (beam 1 is greedy decoding) on B·K flattened rows sharing one key/value cache,
    every sentence keeping its own beams, finished hypotheses and length limit, exactly as
    ``decoding.beam_search`` / ``greedy_decode`` do for one;
-3. one teacher-forced pass over the (B, T) right-padded decoder inputs with every map captured;
+3. the decoder's maps: greedy decoding (beam 1) records them at every step, each row's step t being
+   row t of the teacher-forced pass; a beam search replays the winners in one teacher-forced pass over
+   the (B, T) right-padded decoder inputs with every map captured;
 4. each sentence's maps cut back to its own (S_i, T_i).
 A padded key gets weight 0 and the real ones are renormalised over the same keys, so the cut maps
 equal the unbatched ones up to float rounding (tests: 1e-5), and the decoded ids are the same.
@@ -14,7 +16,9 @@ equal the unbatched ones up to float rounding (tests: 1e-5), and the decoded ids
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -34,6 +38,15 @@ def batchable(options: CallOptions) -> bool:
     return options.padding_mask and options.look_ahead_mask and options.window is None
 
 
+@dataclass
+class DecodingStep:
+    """What one greedy step saw: the sentence of each row, its next-token log-probabilities, its weights."""
+
+    rows: list[int]  # (R,) the sentence index of each row
+    log_probs: Tensor  # (R, vocab): the model's own, as a teacher-forced pass gives them (pad not masked)
+    attention: AttentionMaps  # decoder [L] (R, H, 1, t+1), cross [L] (R, H, 1, S)
+
+
 @torch.no_grad()
 def beam_search_batch(
     model: Transformer,
@@ -44,15 +57,19 @@ def beam_search_batch(
     alpha: float = 0.6,
     options: CallOptions = DEFAULT,
     capture: Capture | None = None,
+    steps: list[DecodingStep] | None = None,
 ) -> tuple[list[list[int]], Tensor, Tensor | None, Tensor]:
     """decoding.beam_search for B sentences at once (beam 1: greedy); returns the tokens of each
     (EOS included when reached), and the padded sources, their mask and the memory (B, S, d_model)
-    for the teacher-forced pass. capture: filled with the encoder's maps.
+    for the teacher-forced pass. capture: filled with the encoder's maps. steps (beam 1 only): filled
+    with every step's DecodingStep.
 
     Shape: sources B lists of ids (EOS last); limits: each sentence's max_new_tokens.
     """
     if beam_size < 1:
         raise ValueError("beam_size must be at least 1")
+    if steps is not None and beam_size != 1:
+        raise ValueError("steps are recorded by greedy decoding (beam 1) only")
     require_eval(model)
     bos_id, eos_id = model.config.bos_id, model.config.eos_id
     device = next(model.parameters()).device
@@ -76,8 +93,11 @@ def beam_search_batch(
         mask = None if src_mask is None else src_mask.index_select(0, sent)
         # the memory is read at the first step only: later ones use the cached cross-attention keys/values
         mem = memory.index_select(0, sent) if step == 0 else memory[:1].expand(len(sent), -1, -1)
-        logits = model.decode(last, mem, mask, options=options, cache=cache)[:, -1]
+        seen = None if steps is None else Capture(AttentionMaps())
+        logits = model.decode(last, mem, mask, options=options, cache=cache, capture=seen)[:, -1]
         logp = next_log_probs(model, logits)  # (R, vocab)
+        if seen is not None:
+            steps.append(DecodingStep(sent.tolist(), logits.log_softmax(-1), seen.attention))
         vocab = logp.size(-1)
         step += 1
         keep_rows: list[int] = []
@@ -155,8 +175,8 @@ def _alone(
 def _batched(
     model: Transformer, tokenizer: Tokenizer, sources: list[Source], beam_size: int, options: CallOptions
 ) -> list[Analysis]:
-    pad_id, bos_id = model.config.pad_id, model.config.bos_id
     capture = Capture(AttentionMaps())  # the encoder's maps come from the decoding's own encoder pass
+    steps: list[DecodingStep] | None = [] if beam_size == 1 else None
     tokens, src, src_mask, memory = beam_search_batch(
         model,
         [s.ids for s in sources],
@@ -164,19 +184,67 @@ def _batched(
         [max_new_tokens(s) for s in sources],
         options=options,
         capture=capture,
+        steps=steps,
     )
-    # teacher forcing on what was produced: in eval mode row t equals what decoding step t saw
+    bos_id = model.config.bos_id
     dec_inputs = [[bos_id] + t[:-1] if t else [bos_id] for t in tokens]
-    tgt = pad_batch(dec_inputs, pad_id).to(src.device)  # (B, T)
-    logits = model.decode(tgt, memory, src_mask, options=options, capture=capture)  # (B, T, vocab)
-    log_probs = logits.log_softmax(-1)
-    att = capture.attention
-    stacked = {kind: torch.stack(att.of(kind), dim=1).float().cpu() for kind in AttentionKind}  # (B, L, H, Tq, Tk)
+    encoder = torch.stack(capture.attention.encoder, dim=1).float().cpu()  # (B, L, H, S, S)
+    if steps is not None and all(len(t) > 0 for t in tokens):
+        decoded = _maps_of_steps(steps, [len(s.ids) for s in sources], [len(t) for t in tokens])
+    else:
+        decoded = _teacher_forced(model, dec_inputs, [len(s.ids) for s in sources], src, memory, src_mask, options)
     out = []
     for i, (source, toks, dec) in enumerate(zip(sources, tokens, dec_inputs)):
-        S, T = len(source.ids), len(dec)
-        cut = {AttentionKind.ENCODER: (S, S), AttentionKind.DECODER: (T, T), AttentionKind.CROSS: (T, S)}
+        S = len(source.ids)
+        decoder, cross, log_probs = decoded[i]
         # copies: a view would keep the whole batch's maps alive in the cache
-        maps = {kind: stacked[kind][i, :, :, :q, :k].numpy().copy() for kind, (q, k) in cut.items()}
-        out.append(assemble(tokenizer, source, toks, dec, maps, log_probs[i, :T]))
+        maps = {
+            AttentionKind.ENCODER: encoder[i, :, :, :S, :S].numpy().copy(),
+            AttentionKind.DECODER: decoder,
+            AttentionKind.CROSS: cross,
+        }
+        out.append(assemble(tokenizer, source, toks, dec, maps, log_probs))
     return out
+
+
+def _teacher_forced(
+    model: Transformer,
+    dec_inputs: list[list[int]],
+    src_lengths: list[int],
+    src: Tensor,
+    memory: Tensor,
+    src_mask: Tensor | None,
+    options: CallOptions,
+) -> list[tuple[np.ndarray, np.ndarray, Tensor]]:
+    """Per sentence: its decoder (L, H, T, T) and cross (L, H, T, S) maps and (T, vocab) log-probabilities,
+    from one teacher-forced pass on what was produced (in eval mode row t equals what decoding step t saw)."""
+    capture = Capture(AttentionMaps())
+    tgt = pad_batch(dec_inputs, model.config.pad_id).to(src.device)  # (B, T)
+    log_probs = model.decode(tgt, memory, src_mask, options=options, capture=capture).log_softmax(-1)
+    att = capture.attention
+    decoder = torch.stack(att.decoder, dim=1).float().cpu()  # (B, L, H, T, T)
+    cross = torch.stack(att.cross, dim=1).float().cpu()  # (B, L, H, T, S)
+    out = []
+    for i, (dec, S) in enumerate(zip(dec_inputs, src_lengths)):
+        T = len(dec)
+        out.append((decoder[i, :, :, :T, :T].numpy().copy(), cross[i, :, :, :T, :S].numpy().copy(), log_probs[i, :T]))
+    return out
+
+
+def _maps_of_steps(
+    steps: list[DecodingStep], src_lengths: list[int], tgt_lengths: list[int]
+) -> list[tuple[np.ndarray, np.ndarray, Tensor]]:
+    """The same as _teacher_forced, from greedy decoding's own steps: row t of each sentence's maps is what
+    step t computed (the look-ahead mask's zeros to its right), so no second pass is needed."""
+    L, _, H, _, _ = torch.stack(steps[0].attention.decoder).shape
+    decoder = [np.zeros((L, H, T, T), dtype=np.float32) for T in tgt_lengths]
+    cross = [np.zeros((L, H, T, S), dtype=np.float32) for T, S in zip(tgt_lengths, src_lengths)]
+    log_probs: list[list[Tensor]] = [[] for _ in tgt_lengths]
+    for t, step in enumerate(steps):
+        self_w = torch.stack(step.attention.decoder)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, t+1)
+        cross_w = torch.stack(step.attention.cross)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, S)
+        for r, i in enumerate(step.rows):
+            decoder[i][:, :, t, : t + 1] = self_w[:, r]
+            cross[i][:, :, t] = cross_w[:, r, :, : src_lengths[i]]
+            log_probs[i].append(step.log_probs[r])
+    return [(d, c, torch.stack(lp)) for d, c, lp in zip(decoder, cross, log_probs)]

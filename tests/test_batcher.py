@@ -318,6 +318,35 @@ def test_a_session_waiting_for_the_batcher_lends_its_work_slot(monkeypatch):
     slots._slots.release()
 
 
+def test_the_translation_goes_out_before_the_slot_is_taken_back(monkeypatch):
+    """cache.analysis's first (the page's notes and translation) runs while the session's work slot is
+    lent, so a batch's sessions show their translations together instead of one slot after another."""
+    import pages._ui.slots as slots
+    from pages._ui import cache
+
+    monkeypatch.setattr(slots, "_slots", threading.BoundedSemaphore(1))
+
+    class Elsewhere:  # a backend computing in another thread, as the batcher does
+        elsewhere = True
+
+        def analyse(self, ckpt, text, beam, options):
+            return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
+
+    monkeypatch.setattr(cache, "_backend", Elsewhere)
+    seen = []
+
+    def first(a) -> None:
+        free = slots._slots.acquire(blocking=False)
+        if free:
+            slots._slots.release()
+        seen.append((a.translation, free))
+
+    with slots.work_slot():
+        a = cache.analysis(str(DEFAULT_CHECKPOINT), "The slot test's own sentence.", 1, first=first)
+        assert not slots._slots.acquire(blocking=False)  # the page holds its slot again afterwards
+    assert seen == [(a.translation, True)]
+
+
 def test_the_environment_chooses_the_backend(monkeypatch):
     from transformer.serving import Batched, Direct, backend_from_env
 

@@ -82,11 +82,21 @@ def analyses() -> BoundedCache[Analysis]:
     return _analyses(*limits())
 
 
-def analysis(path: str, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
+def analysis(
+    path: str,
+    text: str,
+    beam: int = 1,
+    options: CallOptions = DEFAULT,
+    *,
+    first: Callable[[Analysis], None] | None = None,
+) -> Analysis:
     """The translation and every attention map of text, computed once for all sessions.
 
     A miss goes to the batcher (transformer.serving): sessions asking at the same moment share one
     padded model pass; with $TRANSFORMER_RAY_ADDRESS set, to the Ray Serve deployment there.
+    first: a little output that needs only the result (the translation), run as soon as it is there,
+    before this session takes a work slot back. A batch answers many sessions at once; without it they
+    would show their translations one slot after another, each behind the others' heatmaps.
     """
     ckpt = checkpoint(path)
     beam = int(beam)
@@ -101,7 +111,10 @@ def analysis(path: str, text: str, beam: int = 1, options: CallOptions = DEFAULT
     # meanwhile, whose request can then join the same batch. (Holding it while waiting for a session
     # that needs a slot back to finish would deadlock.)
     with slots.released() if backend.elsewhere else nullcontext():
-        return analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
+        a = analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
+        if first is not None:
+            first(a)
+        return a
 
 
 @st.cache_resource(show_spinner=False)

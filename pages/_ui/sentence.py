@@ -8,7 +8,7 @@ from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.training_data import training_summary
 from transformer.marian import is_imported
-from transformer.vocabulary import for_card, words_of
+from transformer.vocabulary import Vocabulary, for_card, words_of
 
 from . import cache
 from .i18n import Translator
@@ -19,20 +19,44 @@ VOCAB_SHOWN = 300  # words listed per class (a corpus of real text knows tens of
 
 
 def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: bool = True) -> Analysis:
-    """The analysis of the sidebar's sentence, after the notes it needs; an empty sentence stops the page."""
+    """The analysis of the sidebar's sentence, after the notes it needs; an empty sentence stops the page.
+
+    The notes and the translation go out as soon as the analysis is there, before the page takes its
+    work slot back (cache.analysis's first): a class's translations arrive together, with one batch.
+    """
     if not subj.text.strip():
         st.info(tr("sentence.empty"))
         st.stop()
-    a = cache.analysis(subj.path, subj.text, subj.beam)
     if not show:
-        return a
+        return cache.analysis(subj.path, subj.text, subj.beam)
     # an imported model's vocabulary is its tokenizer's (its <unk> notes below), not our corpus's words
     known = None if is_imported(ckpt.card) else cache.memo(for_card, ckpt.card)
+    a = cache.analysis(
+        subj.path, subj.text, subj.beam, first=lambda a: notes_and_translation(subj, ckpt, a, known, tr)
+    )
+    if known is not None:
+        with st.expander(tr("sentence.vocabulary", n=len(known.words))):
+            for name, words in known.classes.items():
+                label = tr(f"vocab.{name}") if tr.has(f"vocab.{name}") else name
+                st.caption(label)
+                more = [tr("realdata.more_words", n=len(words) - VOCAB_SHOWN)] if len(words) > VOCAB_SHOWN else []
+                st.text(", ".join(words[:VOCAB_SHOWN] + more))
+    trained_on(ckpt, tr)
+    with st.expander(tr("sentence.pieces")):
+        st.text(tr("sentence.source") + "  " + " ".join(a.source_pieces))
+        st.text(tr("sentence.decoder_input") + "  " + " ".join(a.target_pieces))
+        st.text(tr("sentence.produced") + "  " + " ".join(a.output_pieces))
+    return a
+
+
+def notes_and_translation(
+    subj: Subject, ckpt: Checkpoint, a: Analysis, known: Vocabulary | None, tr: Translator
+) -> None:
+    """What the model could not read (cut, unknown characters, unseen or rare words), then the translation."""
     unseen = known.unseen(a.text) if known is not None else []
     rare = known.rare_in(a.text) if known is not None else []
     no_words = not words_of(a.text)
     guess = bool(unseen or no_words or a.unknown_chars)
-    shown = VOCAB_SHOWN
     with st.container(key="sentence_notes"):
         if len(subj.text) >= MAX_TEXT:
             st.warning(tr("sentence.cut_chars", limit=MAX_TEXT))
@@ -52,19 +76,6 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
     with st.container(key="translation"):
         st.caption(tr("sentence.translation_guess" if guess else "sentence.translation"))
         st.text(a.translation or tr("sentence.nothing"))
-    if known is not None:
-        with st.expander(tr("sentence.vocabulary", n=len(known.words))):
-            for name, words in known.classes.items():
-                label = tr(f"vocab.{name}") if tr.has(f"vocab.{name}") else name
-                st.caption(label)
-                more = [tr("realdata.more_words", n=len(words) - shown)] if len(words) > shown else []
-                st.text(", ".join(words[:shown] + more))
-    trained_on(ckpt, tr)
-    with st.expander(tr("sentence.pieces")):
-        st.text(tr("sentence.source") + "  " + " ".join(a.source_pieces))
-        st.text(tr("sentence.decoder_input") + "  " + " ".join(a.target_pieces))
-        st.text(tr("sentence.produced") + "  " + " ".join(a.output_pieces))
-    return a
 
 
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:

@@ -326,18 +326,3 @@ def test_mixed_precision_trains_in_bfloat16_and_keeps_float32_weights(tmp_path):
     with trainer._attention_kernel():  # a CPU run: the fused kernel is off, the math one on
         assert not torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.math_sdp_enabled()
     assert torch.backends.cuda.flash_sdp_enabled()  # and back on after the step
-
-
-def test_train_starts_itself_once_with_glibc_keeping_freed_memory(tmp_path):
-    """python -m transformer train runs with the malloc variables set (they only count at start-up): it starts
-    itself again once, the card records them, and a value the caller set is kept."""
-    from transformer.training.loop import KEEP_FREED_MEMORY
-
-    env = {k: v for k, v in subprocess_env().items() if not k.startswith("MALLOC_")}
-    env["MALLOC_TOP_PAD_"] = "12345678"
-    out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "transformer", "train", "--preset", "tiny", "--steps", "2", "--out", str(out)]
-    res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    recorded = load_checkpoint(out).card["malloc"]
-    assert recorded == {**KEEP_FREED_MEMORY, "MALLOC_TOP_PAD_": "12345678"}

@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import dataclasses
 import json
-import os
 import signal
 import sys
 import threading
@@ -20,7 +19,6 @@ from .corpus import CorpusFormatError, CorpusSpec, generate
 from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
 from .marian import MarianError
 from .training.lock import RunLock, TrainingError
-from .training.loop import KEEP_FREED_MEMORY
 
 
 class CLIError(Exception):
@@ -305,14 +303,6 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--overwrite", action="store_true", help="replace an existing folder at --out")
     ex.set_defaults(func=cmd_export_marian)
     return p
-
-
-def restart_keeping_freed_memory(argv: list[str]) -> None:
-    """`train` on Linux: start this command again, once, with KEEP_FREED_MEMORY in its environment (glibc reads
-    the variables only at start-up); a variable the caller set keeps the caller's value."""
-    if argv[:1] == ["train"] and sys.platform == "linux" and not all(k in os.environ for k in KEEP_FREED_MEMORY):
-        env = {**KEEP_FREED_MEMORY, **os.environ}
-        os.execve(sys.executable, [sys.executable, "-m", "transformer", *argv], env)
 
 
 def main(argv: list[str] | None = None) -> int:

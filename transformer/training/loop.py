@@ -38,17 +38,6 @@ from .optimizer import load_optimizer_state, optimizer_state
 from .presets import TrainConfig
 
 
-# glibc hands every freed buffer over its mmap threshold back to the system, so a step that allocates its ~70 MB
-# logits and their gradients pays fresh page faults for them every time (~25 % system time measured on a
-# real-coref step). `python -m transformer train` runs with these set (cli.restart_keeping_freed_memory), so that
-# the process keeps what it frees: a real-coref step took 0.44 s instead of 0.61 s, the same run otherwise.
-KEEP_FREED_MEMORY = {
-    "MALLOC_MMAP_THRESHOLD_": "1000000000",
-    "MALLOC_TRIM_THRESHOLD_": "100000000000",
-    "MALLOC_TOP_PAD_": "1000000000",
-}
-
-
 def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
     """lrate = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5) (§5.3)."""
     step = max(step, 1)
@@ -168,7 +157,6 @@ class Trainer:
             "device": self.device.type,
             "torch": torch.__version__,
             "threads": torch.get_num_threads(),
-            "malloc": {k: os.environ[k] for k in KEEP_FREED_MEMORY if k in os.environ},
             "n_train_pairs": len(self.data),
             "parameters": self.model.num_parameters(),
             "vocabulary": self.vocabulary.to_card(),

@@ -42,8 +42,8 @@ def test_card_records_how_it_was_made():
     assert cfg["model_overrides"] == preset.model_overrides and cfg["vocab_size"] == preset.vocab_size
     assert card["real_data"]["libreoffice"]["packages"]["libreoffice-help-fr"].startswith("4:7.4.7")
     # The hour, on these cores: the run's own pace (the median time per 10 steps in metrics.jsonl)
-    # times its steps. Its wall time (card["wall_time_s"], 4,174 s) also holds ~18 min during which other
-    # test runs shared the two cores and steps ran 3-10x slower; the README gives both.
+    # times its steps, and its wall time (card["wall_time_s"], 3,194 s, which also holds stretches where test
+    # runs shared the two cores); the README gives both.
     rows = [json.loads(line) for line in (PATH / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
     rows = [r for r in rows if "loss" in r]
     pace = statistics.median(

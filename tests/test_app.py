@@ -11,7 +11,7 @@ from apptest import EN, app, figures, node_text, run, tab, texts, z_of
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
-from transformer.layout import DEFAULT_CHECKPOINT
+from transformer.layout import DEFAULT_CHECKPOINT, DEFAULT_NAME
 
 pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shipped checkpoint is missing")
 TIRED, WIDE = SEED_SENTENCES[0][0], SEED_SENTENCES[1][0]
@@ -33,8 +33,10 @@ def test_flagship_sentence_translates_with_il_and_heatmaps_have_the_model_shapes
     assert shapes == {"head_encoder": (S, S), "head_decoder": (T, T), "head_cross": (T, S)}
     for key in ("head_encoder", "head_cross"):
         np.testing.assert_allclose(np.nansum(z_of(figs[key]["data"][0]), axis=-1), 1.0, atol=1e-3)
-    # the cross head opens on the probe's best head (from the card)
-    assert (at.session_state["heads_cross_layer"], at.session_state["heads_cross_head"]) == (1, 1)
+    # the cross head opens on the probe's best head (from the card: real-coref's cross L2 H1)
+    best = ckpt.card["real_coref"]["best_heads"]["cross/pronoun"]
+    opened = (at.session_state["heads_cross_layer"], at.session_state["heads_cross_head"])
+    assert opened == (best["layer"], best["head"])
 
 
 def test_every_tab_renders_only_its_own_figures():
@@ -89,14 +91,14 @@ def test_beam_and_examples_change_the_output():
 
 
 def test_a_corrupt_checkpoint_in_the_picker_gives_a_message(tmp_path, monkeypatch):
-    good = tmp_path / "coref-en-fr"
+    good = tmp_path / DEFAULT_NAME
     shutil.copytree(DEFAULT_CHECKPOINT, good, ignore=shutil.ignore_patterns("snapshots"))
     bad = tmp_path / "broken"
     shutil.copytree(good, bad)
     (bad / "model.safetensors").write_bytes(b"not a safetensors file at all")
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
     at = run(app())
-    assert at.session_state["checkpoint"] == "coref-en-fr"  # the shipped one is preselected
+    assert at.session_state["checkpoint"] == DEFAULT_NAME  # the shipped default is preselected
     at.sidebar.selectbox(key="checkpoint").select("broken").run()
     assert not at.exception
     assert [e.value for e in at.error] == [EN("common.bad_checkpoint")]

@@ -245,11 +245,11 @@ def test_train_a_tiny_model_in_the_browser_and_follow_a_probe_link(server):
         # the head lab's probe links into the explorer
         page.goto(f"{server}/headlab", wait_until="domcontentloaded")
         page.get_by_role("tab", name=EN("lab.tab.probe")).click()
-        link = page.get_by_role("button", name=EN("lab.open_explorer", head="L1 H1"))
+        link = page.get_by_role("button", name=EN("lab.open_explorer", head="L2 H1"))  # real-coref's probe head
         expect(link.first).to_be_visible(timeout=60_000)
         link.first.click()
         expect(page.get_by_role("heading", name=EN("explorer.title"))).to_be_visible(timeout=60_000)
-        enlarged = EN("view.head", kind=EN("kind.cross"), layer=1, head=1)
+        enlarged = EN("view.head", kind=EN("kind.cross"), layer=2, head=1)
         expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=60_000)
         browser.close()
 

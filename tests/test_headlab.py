@@ -13,9 +13,15 @@ from transformer.corpus import CorpusSpec, generate_test
 from transformer.evaluate import ProbeResult
 from transformer.inspection import headlab as lab
 from transformer.inspection.heads import STATISTICS, head_statistics
-from transformer.layout import DEFAULT_CHECKPOINT
+from transformer.layout import DEFAULT_CHECKPOINT, snapshots
 
 shipped = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shipped checkpoint is missing")
+
+
+def n_heads() -> int:
+    """Every head of the default checkpoint: encoder self, decoder self and cross, per layer."""
+    cfg = load_checkpoint(DEFAULT_CHECKPOINT).config
+    return cfg.n_heads * (cfg.n_encoder_layers + 2 * cfg.n_decoder_layers)
 
 
 def test_switching_off_no_heads_changes_nothing_and_a_whole_layer_changes_the_output(trained_checkpoint):
@@ -114,7 +120,7 @@ def test_statistics_rows_are_one_per_head_with_none_where_undefined():
 @shipped
 def test_head_lab_pages_render_and_measure():
     at = run(app("headlab"))
-    assert "lab_grid" in figures(at) and len(table(at, "lab_stats_table")) == 4 * (3 + 2 + 2)
+    assert "lab_grid" in figures(at) and len(table(at, "lab_stats_table")) == n_heads()
     at.radio(key="lab_scope").set_value("probe_set").run()
     frame = table(at, "lab_stats_table")
     assert frame[EN("lab.stat.coreference")].max() > 0.9  # the cross head that finds the antecedent
@@ -122,10 +128,11 @@ def test_head_lab_pages_render_and_measure():
     assert {"lab_probe_cross_pronoun", "lab_probe_encoder_pronoun"} <= set(figures(at))
     at.button(key="lab_open_cross_pronoun").click().run()
     assert not at.exception
+    best = load_checkpoint(DEFAULT_CHECKPOINT).card["real_coref"]["best_heads"]["cross/pronoun"]
     assert (at.session_state["pick_kind"], at.session_state["pick_layer"], at.session_state["pick_head"]) == (
         "cross",
-        1,
-        1,
+        best["layer"],
+        best["head"],
     )
     assert at.session_state["explorer_tab"] == "overview"  # the browser test follows the link
 
@@ -134,7 +141,7 @@ def test_head_lab_pages_render_and_measure():
 def test_ablation_ranks_heads_and_names_bystanders():
     at = run(app("headlab", lab_tab="ablation"))
     ranking = table(at, "lab_ranking")
-    assert len(ranking) == 4 * (3 + 2 + 2)
+    assert len(ranking) == n_heads()
     drops = list(ranking[EN("lab.col_accuracy_drop")])
     assert drops == sorted(drops, reverse=True)  # the most harmful first
     heads, probe = list(ranking[EN("lab.col_head")]), list(ranking[EN("lab.col_probe")])
@@ -163,4 +170,6 @@ def test_rollout_and_training_tabs():
     tab(at, "lab_tab", "lab.tab.training")
     assert {"lab_snapshot_map", "lab_formation"} <= set(figures(at))
     formation = figures(at)["lab_formation"]["data"][0]
-    assert len(formation["x"]) == 7 and formation["y"][-1] > 0.9 > formation["y"][0]  # the head forms
+    # one point per snapshot and the final model; the head forms
+    assert len(formation["x"]) == len(snapshots(DEFAULT_CHECKPOINT)) + 1
+    assert formation["y"][-1] > 0.9 > formation["y"][0]

@@ -729,7 +729,9 @@ def test_the_three_dropouts_default_to_one_and_are_checked():
 
     old = TransformerConfig.from_dict({"vocab_size": 20, "d_model": 16, "n_heads": 2, "d_ff": 32, "dropout": 0.2})
     assert (old.attention_p, old.activation_p) == (0.2, 0.2)  # a config file from before: dropout everywhere
-    paper = TransformerConfig(vocab_size=20, d_model=16, n_heads=2, d_ff=32, attention_dropout=0.0, activation_dropout=0.0)
+    paper = TransformerConfig(
+        vocab_size=20, d_model=16, n_heads=2, d_ff=32, attention_dropout=0.0, activation_dropout=0.0
+    )
     assert (paper.dropout, paper.attention_p, paper.activation_p) == (0.1, 0.0, 0.0)
     assert TransformerConfig.from_dict(paper.to_dict()) == paper
     model = Transformer(paper)

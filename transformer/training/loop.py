@@ -207,7 +207,8 @@ class Trainer:
         pad_id = self.model.config.pad_id
         src, tgt_in, tgt_out = self.data.collate(idx, self.device, pad_id)
         supervise = cfg.align_pronoun > 0
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.mixed_precision), self._attention_kernel():
+        low = torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.mixed_precision)
+        with low, self._attention_kernel():
             out = self.train_model(src, tgt_in, options=self.options, return_attention=supervise)
             logits = out.logits.float()  # (B, T, vocab)
             loss = F.cross_entropy(

@@ -394,3 +394,16 @@ def test_the_worker_runs_with_its_own_thread_count_and_the_callers_keep_theirs(t
     assert batcher.analyse(model, tok, TEXTS[0]) == f"ok {TEXTS[0]}"
     assert seen == [2] and Batcher(threads=0).threads == 1
     assert torch.get_num_threads() == before
+
+
+def test_the_worker_uses_every_core_by_default_up_to_a_cap(monkeypatch):
+    import os
+
+    from transformer.serving.batcher import BATCH_THREADS
+
+    monkeypatch.delenv("TRANSFORMER_BATCH_THREADS", raising=False)
+    for cores, expected in ((1, 1), (2, 2), (64, BATCH_THREADS)):
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        assert Batcher.from_env().threads == expected
+    monkeypatch.setenv("TRANSFORMER_BATCH_THREADS", "1")
+    assert Batcher.from_env().threads == 1

@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 WINDOW_S = 0.005  # how long the first request of a batch waits for others
 MAX_SENTENCES = 32
 MAX_PIECES = 8192  # sentences × beam × longest source, in pieces
+# the worker's default intra-op threads: every core up to this (measured on 2 cores only; a batch's small
+# matrices are not expected to gain from many more)
+BATCH_THREADS = 4
 
 
 @dataclass
@@ -84,7 +87,9 @@ class Batcher:
     @classmethod
     def from_env(cls) -> Batcher:
         """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_SENTENCES, $TRANSFORMER_BATCH_PIECES;
-        $TRANSFORMER_BATCH_THREADS: the worker's intra-op threads (default 1; 2 measured no better on 2 cores);
+        $TRANSFORMER_BATCH_THREADS: the worker's intra-op threads (default: every core, at most BATCH_THREADS;
+        the sessions of a batch only wait while it runs: at base size on 2 cores, 2 threads gave medians of
+        1.6-2.0 s against 2.5-3.0 s with 1, bench/bench_load.py);
         $TRANSFORMER_LOG_BATCHES=1 logs each batch on stderr."""
         env = os.environ.get
         if env("TRANSFORMER_LOG_BATCHES") and not log.handlers:  # one line per batch on stderr (benches)
@@ -94,7 +99,7 @@ class Batcher:
             float(env("TRANSFORMER_BATCH_WINDOW_MS", WINDOW_S * 1000)) / 1000,
             int(env("TRANSFORMER_BATCH_SENTENCES", MAX_SENTENCES)),
             int(env("TRANSFORMER_BATCH_PIECES", MAX_PIECES)),
-            threads=int(env("TRANSFORMER_BATCH_THREADS", "1")),
+            threads=int(env("TRANSFORMER_BATCH_THREADS", str(min(os.cpu_count() or 1, BATCH_THREADS)))),
         )
 
     def submit(

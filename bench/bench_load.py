@@ -298,7 +298,10 @@ def main() -> None:
     ap.add_argument("--batch", choices=["on", "off", "both"], default="both")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument(
-        "--batch-threads", nargs="+", default=["1"], help="TRANSFORMER_BATCH_THREADS values to compare (e.g. 1 2)"
+        "--batch-threads",
+        nargs="+",
+        default=["default"],
+        help="TRANSFORMER_BATCH_THREADS values to compare (e.g. 1 2; default: the app's own, every core up to 4)",
     )
     args = ap.parse_args()
     print(f"machine: {machine()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -310,11 +313,13 @@ def main() -> None:
             env["TRANSFORMER_CHECKPOINTS"] = str(copied_checkpoint(args.checkpoint, Path(tmp)))
         modes = ["on", "off"] if args.batch == "both" else [args.batch]
         expected = {n: reference(n, env) for n in args.sessions} if args.url is None else {}
-        variants = [(m, t) for m in modes for t in (args.batch_threads if m == "on" else ["1"])]
+        variants = [(m, t) for m in modes for t in (args.batch_threads if m == "on" else ["default"])]
         for i in range(args.runs):
             for mode, threads in variants:
                 for n in args.sessions:
-                    run_env = {**env, "TRANSFORMER_BATCH": MODES[mode], "TRANSFORMER_BATCH_THREADS": threads}
+                    run_env = {**env, "TRANSFORMER_BATCH": MODES[mode]}
+                    if threads != "default":
+                        run_env["TRANSFORMER_BATCH_THREADS"] = threads
                     r = run(n, args.url, run_env, expected.get(n))
                     label = f"{mode}, {threads} threads" if mode == "on" else mode
                     size = args.checkpoint.name if args.checkpoint else args.size

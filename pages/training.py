@@ -16,6 +16,7 @@ from transformer.corpus import CorpusFormatError
 from transformer.evaluate import ProbeQuery
 from transformer.layout import CARD_FILE, check_name, checkpoints_root
 from transformer.training import PRESETS
+from transformer.training.presets import shipped_folder
 
 FORM_PRESETS = ("tiny", "coref")
 FLAGS = (  # python -m transformer train flag, form field
@@ -60,7 +61,7 @@ def _fill_from_preset() -> None:
 def expected_seconds(name: str, steps: int) -> tuple[float, dict] | None:
     """The preset's measured wall time on this machine, from the card of a checkpoint it trained, scaled to steps."""
     root = checkpoints_root()
-    for folder in (name, "coref-en-fr" if name == "coref" else name):
+    for folder in dict.fromkeys((name, shipped_folder(name))):
         card_path = root / folder / CARD_FILE
         try:
             card = json.loads(card_path.read_text(encoding="utf-8"))

@@ -19,6 +19,7 @@ from .corpus import CorpusFormatError, CorpusSpec, generate
 from .layout import DEFAULT_CHECKPOINT, METRICS_FILE, SHIPPED_ROOT
 from .marian import MarianError
 from .training.lock import RunLock, TrainingError
+from .training.presets import shipped_folder
 
 
 class CLIError(Exception):
@@ -127,7 +128,7 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     if args.data:
         changes["data_file"] = args.data
     cfg = dataclasses.replace(cfg, **changes)
-    out = Path(args.out or (DEFAULT_CHECKPOINT if args.preset == "coref" else SHIPPED_ROOT / args.preset))
+    out = Path(args.out or SHIPPED_ROOT / shipped_folder(args.preset))
     callbacks = [JsonlLogger(out / METRICS_FILE)]
     if args.probe:
         callbacks.append(ProbeAtSnapshots(out / METRICS_FILE))

@@ -133,3 +133,8 @@ PRESETS: dict[str, TrainConfig] = {
         checkpoint_every=50,
     ),
 }
+
+
+def shipped_folder(preset: str) -> str:
+    """The checkpoints/ folder a preset's shipped checkpoint lives in: its own name, but for "coref"."""
+    return "coref-en-fr" if preset == "coref" else preset

@@ -142,7 +142,7 @@ def analyse_batch(
     When the options let padding change the result (a mask switched off), or the batched pass
     itself fails, each text is analysed alone, so one bad request never fails the others.
     """
-    if len(texts) == 1 or not batchable(options):
+    if not batchable(options):
         return [_alone(model, tokenizer, t, beam_size, options) for t in texts]
     prepared: list[Source | Exception] = []
     for text in texts:
@@ -189,13 +189,13 @@ def _batched(
     bos_id = model.config.bos_id
     dec_inputs = [[bos_id] + t[:-1] if t else [bos_id] for t in tokens]
     encoder = torch.stack(capture.attention.encoder, dim=1).float().cpu()  # (B, L, H, S, S)
+    src_lengths = [len(s.ids) for s in sources]
     if steps is not None and all(len(t) > 0 for t in tokens):
-        decoded = _maps_of_steps(steps, [len(s.ids) for s in sources], [len(t) for t in tokens])
+        decoded = _maps_of_steps(steps, src_lengths, [len(t) for t in tokens])
     else:
-        decoded = _teacher_forced(model, dec_inputs, [len(s.ids) for s in sources], src, memory, src_mask, options)
+        decoded = _teacher_forced(model, dec_inputs, src_lengths, src, memory, src_mask, options)
     out = []
-    for i, (source, toks, dec) in enumerate(zip(sources, tokens, dec_inputs)):
-        S = len(source.ids)
+    for i, (source, toks, dec, S) in enumerate(zip(sources, tokens, dec_inputs, src_lengths)):
         decoder, cross, log_probs = decoded[i]
         # copies: a view would keep the whole batch's maps alive in the cache
         maps = {
@@ -236,7 +236,7 @@ def _maps_of_steps(
 ) -> list[tuple[np.ndarray, np.ndarray, Tensor]]:
     """The same as _teacher_forced, from greedy decoding's own steps: row t of each sentence's maps is what
     step t computed (the look-ahead mask's zeros to its right), so no second pass is needed."""
-    L, _, H, _, _ = torch.stack(steps[0].attention.decoder).shape
+    L, H = len(steps[0].attention.decoder), steps[0].attention.decoder[0].size(1)
     decoder = [np.zeros((L, H, T, T), dtype=np.float32) for T in tgt_lengths]
     cross = [np.zeros((L, H, T, S), dtype=np.float32) for T, S in zip(tgt_lengths, src_lengths)]
     log_probs: list[list[Tensor]] = [[] for _ in tgt_lengths]

@@ -108,6 +108,106 @@ def test_in_order_pages_need_equal_counts_and_split_sentences():
         align_in_order(en, fr, "wiki")
 
 
+def _mo(messages: dict[str, str], order: str = "<") -> bytes:
+    """A gettext .mo file holding messages (its documented layout: header, two tables, the strings)."""
+    import struct
+
+    keys = sorted(messages)
+    ids = b"".join(k.encode() + b"\0" for k in keys)
+    strs = b"".join(messages[k].encode() + b"\0" for k in keys)
+    n, start = len(keys), 28 + 16 * len(keys)
+    table_o, table_t, pos = [], [], start
+    for k in keys:
+        table_o.append((len(k.encode()), pos))
+        pos += len(k.encode()) + 1
+    for k in keys:
+        table_t.append((len(messages[k].encode()), pos))
+        pos += len(messages[k].encode()) + 1
+    head = struct.pack(order + "7I", 0x950412DE, 0, n, 28, 28 + 8 * n, 0, 0)
+    body = b"".join(struct.pack(order + "2I", *t) for t in table_o + table_t)
+    return head + body + ids + strs
+
+
+def test_catalogue_pairs_read_a_mo_file_without_gettext():
+    import gettext
+    import io
+
+    messages = {
+        "": "Content-Type: text/plain; charset=UTF-8\nPlural-Forms: nplurals=2; plural=(n > 1);\n",
+        "_Open Layer": "_Ouvrir le calque",
+        "layers dock\x04Merge &Down": "&Fusionner vers le bas",
+        "Brush size": "Taille de la brosse",
+        "Saved %d images": "%d images enregistrées",  # a format directive: skipped
+        "<b>Bold</b> text": "Texte en <b>gras</b>",  # markup: skipped
+        "Untranslated": "",
+        "Rock & Roll": "Rock & Roll",  # the same on both sides: skipped
+    }
+    data = _mo(messages)
+    assert real.read_catalogue(data) == {k: v for k, v in messages.items() if k}
+    ours = real.read_catalogue(data)
+    theirs = gettext.GNUTranslations(io.BytesIO(data))._catalog  # the standard library agrees
+    assert all(theirs[k] == v for k, v in ours.items() if v)
+    pairs = real.catalogue_pairs(data, "krita-l10n/krita.mo")
+    assert [(p.src, p.tgt) for p in pairs] == [
+        ("Brush size", "Taille de la brosse"),
+        ("Open Layer", "Ouvrir le calque"),
+        ("Merge Down", "Fusionner vers le bas"),
+    ]
+    assert {p.source for p in pairs} == {"ui"} and {p.page for p in pairs} == {"krita-l10n/krita.mo"}
+    big_endian = _mo({"Brush size": "Taille de la brosse"}, ">")
+    assert real.read_catalogue(big_endian) == {"Brush size": "Taille de la brosse"}
+
+
+@pytest.mark.parametrize(
+    "data, match",
+    [
+        (b"", "too short"),
+        (b"\x00" * 40, "magic"),
+        (_mo({"Brush size": "Taille"})[:40], "outside the file"),  # cut inside the tables
+        (_mo({"Brush size": "Taille"})[:-3], "outside the file"),  # cut inside a string
+        (_mo({"Brush size": "Taille"})[:8] + b"\xff\xff\xff\x7f" + _mo({"Brush size": "Taille"})[12:], "more messages"),
+        (_mo({"Brush size": "Taille"}).replace(b"Taille", b"Ta\xffle"), "UTF-8"),
+    ],
+)
+def test_a_bad_catalogue_is_refused_with_its_reason(data, match):
+    with pytest.raises(RealCorpusError, match=match):
+        real.catalogue_pairs(data, "bad.mo")
+
+
+def test_mallard_pages_align_in_order(tmp_path):
+    page = """<?xml version="1.0" encoding="utf-8"?>
+<page xmlns="http://projectmallard.org/1.0/" type="topic" id="files-select">
+  <info><credit type="author"><name>Someone</name></credit><desc>{desc}</desc></info>
+  <title>{title}</title>
+  <p>{p1}</p>
+  <steps><item><p>{p2}</p></item></steps>
+</page>"""
+    en = page.format(
+        desc="Press Ctrl.",
+        title="Select files by pattern",
+        p1="You can select files in a folder. Press Ctrl+S.",
+        p2="Type the pattern.",
+    )
+    fr = page.format(
+        desc="Appuyez sur Ctrl.",
+        title="Sélection de fichiers par motif",
+        p1="Vous pouvez sélectionner des fichiers. Appuyez sur Ctrl+S.",
+        p2="Saisissez le motif.",
+    )
+    for lang, text in (("C", en), ("fr", fr)):
+        (tmp_path / lang).mkdir()
+        (tmp_path / lang / "files-select.page").write_text(text, encoding="utf-8")
+    (tmp_path / "C" / "only-english.page").write_text(en, encoding="utf-8")
+    pairs = list(extract_pages(tmp_path / "C", tmp_path / "fr", "gnome"))
+    assert [(p.src, p.tgt) for p in pairs] == [
+        ("Select files by pattern", "Sélection de fichiers par motif"),
+        ("You can select files in a folder.", "Vous pouvez sélectionner des fichiers."),
+        ("Press Ctrl+S.", "Appuyez sur Ctrl+S."),
+        ("Type the pattern.", "Saisissez le motif."),
+    ]
+    assert {p.page for p in pairs} == {"files-select.page"} and {p.source for p in pairs} == {"gnome"}
+
+
 def test_sentence_like():
     assert sentence_like("The selected file opens in a new window.", "Le fichier sélectionné s'ouvre.")
     assert not sentence_like("Find Bar", "Barre Rechercher")  # a heading
@@ -162,7 +262,7 @@ def test_write_read_roundtrip_and_bad_files(tmp_path):
 
 def test_committed_corpus():
     files = real.real_files()
-    assert set(files) == {"libreoffice", "handbook", "gimp"}
+    assert set(files) == {"libreoffice", "handbook", "gnome", "ui", "gimp"}
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
     test = load_real("test")
     train = load_real("train")
@@ -172,6 +272,18 @@ def test_committed_corpus():
     assert len(gimp) > 1000 and all(p.source == "gimp" for p in gimp)
     assert load_real("train", ("gimp",)) == []  # the out-of-source set has no training split
     assert not {p.src for p in gimp} & {s for s, _ in train}
+    # the sources added later: GNOME's help split by page, the editors' catalogues training only; none
+    # of their training English is a held-out sentence of the manuals or of the GIMP manual
+    added = load_real("train", ("gnome", "ui"))
+    assert len(added) > 20000 and load_real("test", ("ui",)) == [] and load_real("test", ("gnome",))
+    heldout = {s for s, _ in test + load_real("dev")} | {p.src for p in gimp}
+    assert not heldout & {s for s, _ in added}
+    assert {p.page for p in read_pairs(files["ui"])} == {
+        "inkscape/inkscape.mo",
+        "krita-l10n/krita.mo",
+        "darktable/darktable.mo",
+        "digikam-data/digikam.mo",
+    }
     assert (real.DATA_DIR / "LICENCES.md").is_file() and "MPL-2.0" in (real.DATA_DIR / "LICENCES.md").read_text()
     with pytest.raises(RealCorpusError, match="no committed corpus"):
         load_real("train", ("wikipedia",))

@@ -9,8 +9,15 @@ and ``dpkg -x``; ``scripts/build_real_corpus.py`` does both and records the vers
 - The Debian Administrator's Handbook (``debian-handbook``, GPL-2+ or CC-BY-SA-3.0):
   en-US / fr-FR pages whose ``<div class="para">`` paragraphs align in order, used only
   on pages where both languages have the same number of paragraphs.
+- GNOME's desktop help (``gnome-user-docs``, CC-BY-SA-3.0): Mallard ``.page`` files whose
+  ``<p>`` and ``<title>`` elements align in order, same rule.
+- The interface strings of four image editors (``inkscape``, ``krita-l10n``, ``darktable``,
+  ``digikam-data``; GPL): their French gettext catalogues (``.mo``), one pair per message,
+  read by :func:`catalogue_pairs`. Training only: the vocabulary of layers, brushes and
+  filters, which neither manual above has.
 - The GIMP manual (``gimp-help-en`` / ``gimp-help-fr``, GFDL-1.2): ``<p>`` paragraphs in
-  order, same rule. It is the out-of-source test set and is never trained on.
+  order, same rule. It is the out-of-source test set and is never trained on; no training
+  pair's English is one of its sentences.
 
 A paragraph pair whose English and French split into the same number of sentences is
 cut into sentence pairs. Inline markup becomes plain text; the variants a page hides
@@ -45,10 +52,22 @@ HANDBOOK_EN = "usr/share/doc/debian-handbook/html/en-US"
 HANDBOOK_FR = "usr/share/doc/debian-handbook/html/fr-FR"
 GIMP_EN = "usr/share/gimp/2.0/help/en"
 GIMP_FR = "usr/share/gimp/2.0/help/fr"
+GNOME_EN = "usr/share/help/C/gnome-help"
+GNOME_FR = "usr/share/help/fr/gnome-help"
+# package -> its French catalogue (the interface strings of image editors)
+CATALOGUES = {
+    "inkscape": "usr/share/locale/fr/LC_MESSAGES/inkscape.mo",
+    "krita-l10n": "usr/share/locale/fr/LC_MESSAGES/krita.mo",
+    "darktable": "usr/share/locale/fr/LC_MESSAGES/darktable.mo",
+    "digikam-data": "usr/share/locale/fr/LC_MESSAGES/digikam.mo",
+}
 
 LICENCES = {
     "libreoffice": "MPL-2.0 (LibreOffice help, The Document Foundation)",
     "handbook": "GPL-2.0-or-later or CC-BY-SA-3.0 (The Debian Administrator's Handbook, R. Hertzog and R. Mas)",
+    "gnome": "CC-BY-SA-3.0 (GNOME Desktop Help, the GNOME Documentation Project)",
+    "ui": "GPL-2.0-or-later / GPL-3.0-or-later (the interface translations of Inkscape, Krita, darktable and "
+    "digiKam, their translation teams)",
     "gimp": "GFDL-1.2 (GNU Image Manipulation Program User Manual, the GIMP Documentation Team)",
 }
 
@@ -57,8 +76,8 @@ LICENCES = {
 class RealPair:
     """One aligned sentence (or short paragraph) pair and where it comes from."""
 
-    source: str  # "libreoffice" | "handbook" | "gimp"
-    page: str  # the page's path inside its manual (the unit of the split)
+    source: str  # "libreoffice" | "handbook" | "gnome" | "ui" | "gimp"
+    page: str  # the page's path inside its manual (the unit of the split); a catalogue's file name
     src: str
     tgt: str
 
@@ -130,11 +149,14 @@ def paragraphs_by_id(html: str) -> list[tuple[str, str]]:
 
 
 def paragraphs_in_order(html: str, kind: str) -> list[str]:
-    """The paragraphs of a page in order: kind "handbook" reads <div class="para">, "gimp" reads <p>."""
+    """The paragraphs of a page in order: kind "handbook" reads <div class="para">, "gimp" reads <p>,
+    "gnome" (Mallard XML) reads <p> and <title>."""
     if kind == "handbook":
         wants = lambda tag, a: "p" if tag == "div" and "para" in (a.get("class") or "").split() else None  # noqa: E731
     elif kind == "gimp":
         wants = lambda tag, a: "p" if tag == "p" else None  # noqa: E731
+    elif kind == "gnome":
+        wants = lambda tag, a: "p" if tag in ("p", "title") else None  # noqa: E731
     else:
         raise ValueError(f"unknown page kind {kind!r}")
     return [t for _, t in _collect(html, wants)]
@@ -201,7 +223,7 @@ def _read(path: Path) -> str:
 def extract_pages(en_root: str | Path, fr_root: str | Path, source: str) -> Iterator[RealPair]:
     """Every aligned pair of the pages present under both roots (sorted by path, so the order is fixed)."""
     en_root, fr_root = Path(en_root), Path(fr_root)
-    for en_page in sorted(en_root.rglob("*.html")):
+    for en_page in sorted(en_root.rglob("*.page" if source == "gnome" else "*.html")):
         rel = en_page.relative_to(en_root).as_posix()
         fr_page = fr_root / rel
         if not fr_page.is_file():
@@ -210,6 +232,71 @@ def extract_pages(en_root: str | Path, fr_root: str | Path, source: str) -> Iter
         pairs = align_by_id(en, fr) if source == "libreoffice" else align_in_order(en, fr, source)
         for src, tgt in pairs:
             yield RealPair(source, rel, src, tgt)
+
+
+_FORMAT = re.compile(r"%|\{\w*\}|<[a-zA-Z/]|&\w+;|\\|https?:")
+_ACCELERATOR = re.compile(r"(?<=\w)&(?=\w)|(?<!\w)&(?=\w)|_(?=\w)")
+
+
+def read_catalogue(data: bytes, name: str = "catalogue") -> dict[str, str]:
+    """{msgid: msgstr} of a gettext .mo file, read from its documented binary layout (either byte order).
+
+    Plural messages keep their first forms; the header (the empty msgid) is left out. Nothing in the
+    file is evaluated (gettext's own reader compiles the Plural-Forms expression); any offset or length
+    outside the file, or text that is not UTF-8, raises RealCorpusError.
+    """
+    import struct
+
+    if len(data) < 28:
+        raise RealCorpusError(f"{name}: not a gettext catalogue (too short)")
+    magic = struct.unpack("<I", data[:4])[0]
+    order = "<" if magic == 0x950412DE else ">" if magic == 0xDE120495 else None
+    if order is None:
+        raise RealCorpusError(f"{name}: not a gettext catalogue (bad magic number)")
+    _, n, originals, translations = struct.unpack(order + "4I", data[4:20])
+
+    def string(table: int, i: int) -> str:
+        at = table + 8 * i
+        if at + 8 > len(data):
+            raise RealCorpusError(f"{name}: string table outside the file")
+        length, offset = struct.unpack(order + "2I", data[at : at + 8])
+        if offset + length > len(data):
+            raise RealCorpusError(f"{name}: string outside the file")
+        try:
+            return data[offset : offset + length].decode("utf-8").split("\x00")[0]
+        except UnicodeDecodeError:
+            raise RealCorpusError(f"{name}: a string that is not UTF-8") from None
+
+    if n > len(data) // 16:
+        raise RealCorpusError(f"{name}: more messages than the file can hold")
+    out = {}
+    for i in range(n):
+        key = string(originals, i)
+        if key:
+            out[key] = string(translations, i)
+    return out
+
+
+_FORMAT = re.compile(r"%|\{\w*\}|<[a-zA-Z/]|&\w+;|\\|https?:")
+_ACCELERATOR = re.compile(r"(?<![\w&])&(?=\w)|(?<=\w)&(?=\w)|(?<![\w])_(?=\w)")
+
+
+def catalogue_pairs(data: bytes, page: str, source: str = "ui") -> list[RealPair]:
+    """The (English, French) messages of a gettext catalogue (.mo bytes), one pair per message, sorted.
+
+    The message context ("ctx\\x04msgid") is dropped, and so are the menu accelerators (_File, &File).
+    Untranslated messages and any with a format directive (%s, {0}), markup, an entity, a backslash
+    or a web address are skipped: they are not sentences a model should learn to copy.
+    """
+    out = []
+    for key, value in sorted(read_catalogue(data, page).items()):
+        src = key.split("\x04", 1)[-1]
+        if not src or not value or _FORMAT.search(src) or _FORMAT.search(value):
+            continue
+        src, tgt = clean(_ACCELERATOR.sub("", src)), clean(_ACCELERATOR.sub("", value))
+        if src and tgt and src != tgt and _LETTER.search(src):
+            out.append(RealPair(source, page, src, tgt))
+    return out
 
 
 def page_split(source: str, page: str, dev_share: float = 0.02, test_share: float = 0.04) -> str:

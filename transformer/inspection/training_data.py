@@ -15,7 +15,7 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RealSource:
-    name: str  # "libreoffice" | "handbook"
+    name: str  # "libreoffice" | "handbook" | "gnome" | "ui"
     pairs: int
     pages: int
     licence: str
@@ -79,6 +79,8 @@ def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
 PACKAGES_OF = {
     "libreoffice": ("libreoffice-help-en-us", "libreoffice-help-fr"),
     "handbook": ("debian-handbook",),
+    "gnome": ("gnome-user-docs",),
+    "ui": ("inkscape", "krita-l10n", "darktable", "digikam-data"),
     "gimp": ("gimp-help-en", "gimp-help-fr"),
 }
 

@@ -88,6 +88,29 @@ def test_a_link_leading_out_of_the_root_and_dotdot_are_refused(tmp_path, monkeyp
 
 
 @shipped
+def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path, monkeypatch):
+    """The scan is cached by the folders' modification times (tree_signature), not by a clock: nothing is
+    rescanned for a new sentence, and a checkpoint copied in (or removed) shows on the very next run."""
+    from transformer.layout import tree_signature
+
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copytree(DEFAULT_CHECKPOINT, root / "first", ignore=shutil.ignore_patterns("snapshots"))
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
+    at = run(app())
+    assert at.sidebar.selectbox(key="checkpoint").options == ["first"]
+    before = tree_signature(root)
+    assert tree_signature(root) == before  # the same folders: the same key
+    shutil.copytree(DEFAULT_CHECKPOINT, root / "second", ignore=shutil.ignore_patterns("snapshots"))
+    assert tree_signature(root) != before
+    run(at)
+    assert at.sidebar.selectbox(key="checkpoint").options == ["first", "second"]
+    shutil.rmtree(root / "second")
+    run(at)
+    assert at.sidebar.selectbox(key="checkpoint").options == ["first"]
+
+
+@shipped
 @pytest.mark.parametrize(
     "text,expect",
     [

@@ -125,6 +125,21 @@ def list_checkpoints(root: str | Path | None = None) -> list[Path]:
     return sorted(found)
 
 
+def tree_signature(root: str | Path | None = None) -> tuple[tuple[str, int], ...]:
+    """(folder, mtime_ns) of root and of every folder below it, links not followed: what list_checkpoints and
+    outside_links read changes one of these when a checkpoint (or one of its files, or a link) appears, goes
+    or is renamed. ~0.4 ms for the shipped tree, against ~12 ms for the scans themselves."""
+    root = Path(root) if root is not None else checkpoints_root()
+    out = []
+    for dirpath, dirnames, _ in os.walk(root):
+        try:
+            out.append((dirpath, os.stat(dirpath).st_mtime_ns))
+        except OSError:
+            continue
+        dirnames.sort()
+    return tuple(out)
+
+
 def outside_links(root: str | Path | None = None, limit: int = 20) -> list[str]:
     """Entries under root (relative names) that are symlinks leading out of it: never listed nor read."""
     root = Path(root) if root is not None else checkpoints_root()

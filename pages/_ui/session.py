@@ -16,7 +16,14 @@ from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint, CheckpointError
 from transformer.corpus import SEED_SENTENCES
 from transformer.inspection.reorder import card_examples
-from transformer.layout import DEFAULT_NAME, checkpoints_root, inside, list_checkpoints, outside_links
+from transformer.layout import (
+    DEFAULT_NAME,
+    checkpoints_root,
+    inside,
+    list_checkpoints,
+    outside_links,
+    tree_signature,
+)
 
 from . import cache
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
@@ -47,22 +54,32 @@ def translator() -> Translator:
     return Translator(st.session_state.get("lang", DEFAULT_LANGUAGE))
 
 
-@st.cache_data(ttl=2, max_entries=16, show_spinner=False)
-def _scan(root: str) -> dict[str, str]:
+# Keyed by the folders' modification times (tree_signature), so a new sentence does not rescan the folder
+# (~12 ms); the time limit is a backstop for what the signature cannot see (a link's target changing).
+@st.cache_data(ttl=60, max_entries=16, show_spinner=False)
+def _scan(root: str, signature: tuple) -> dict[str, str]:
     root_path = Path(root)
     found = list_checkpoints(root_path)
     found.sort(key=lambda p: (p.name != DEFAULT_NAME, len(p.relative_to(root_path).parts), str(p)))
     return {str(p.relative_to(root_path)): str(p) for p in found}
 
 
-@st.cache_data(ttl=2, max_entries=16, show_spinner=False)
-def _links(root: str) -> list[str]:
+@st.cache_data(ttl=60, max_entries=16, show_spinner=False)
+def _links(root: str, signature: tuple) -> list[str]:
     return outside_links(root)
 
 
 def checkpoint_choices() -> dict[str, str]:
-    """label -> path of every checkpoint under the root, the shipped default first (scanned at most every 2 s)."""
-    return _scan(str(checkpoints_root()))
+    """label -> path of every checkpoint under the root, the shipped default first (scanned again when a
+    folder under the root changes)."""
+    root = checkpoints_root()
+    return _scan(str(root), tree_signature(root))
+
+
+def refused_links() -> list[str]:
+    """Entries of the checkpoints folder that are links leading out of it (never listed nor read)."""
+    root = checkpoints_root()
+    return _links(str(root), tree_signature(root))
 
 
 def refresh_choices() -> None:
@@ -182,7 +199,7 @@ def sidebar(tr: Translator) -> None:
         )
         st.text_area(tr("sidebar.sentence"), key="text", height=110)
         st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=tr("sidebar.beam_help"))
-        refused = _links(str(checkpoints_root()))
+        refused = refused_links()
         if refused:
             st.warning(tr("sidebar.outside_links"))
             st.text("\n".join(refused))

@@ -33,6 +33,7 @@ def test_trained_on_card_and_rare_word_notes(tmp_path, monkeypatch):
     body = " ".join(m.value for m in at.markdown)
     pairs = card["real_data"]["libreoffice"]["pairs"] + card["real_data"]["handbook"]["pairs"]
     assert f"{pairs:,}" in body and "MPL-2.0" in body and "4:7.4.7-1+deb12u14" in body
+    assert EN("realdata.name_libreoffice") in body and EN("realdata.name_handbook") in body
 
 
 def test_a_cards_reordering_examples_join_the_sidebar_examples(tmp_path, monkeypatch):

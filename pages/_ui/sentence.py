@@ -85,12 +85,16 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         return
     with st.expander(tr("realdata.trained_on"), expanded=False):
         sources = "; ".join(
-            tr("realdata.source", name=s.name, pairs=f"{s.pairs:,}", licence=s.licence, packages=", ".join(s.packages))
+            tr(
+                "realdata.source",
+                name=tr(f"realdata.name_{s.name}") if tr.has(f"realdata.name_{s.name}") else s.name,
+                pairs=f"{s.pairs:,}",
+                licence=s.licence,
+                packages=", ".join(s.packages),
+            )
             for s in summary.real
         )
-        st.markdown(
-            tr("realdata.real", pairs=f"{summary.real_pairs:,}", pages=f"{summary.real_pages:,}", sources=sources)
-        )
+        st.markdown(tr("realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
         st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
         st.markdown(tr("realdata.held_out"))
         st.caption(tr("realdata.time", steps=f"{summary.steps:,}", minutes=summary.minutes))

@@ -34,10 +34,6 @@ class TrainingSummary:
     def real_pairs(self) -> int:
         return sum(s.pairs for s in self.real)
 
-    @property
-    def real_pages(self) -> int:
-        return sum(s.pages for s in self.real)
-
 
 def _num(x: Any, kind: type = int) -> Any:
     return kind(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else kind(0)

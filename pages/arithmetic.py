@@ -7,6 +7,7 @@ import streamlit as st
 from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import StageView
+from pages._ui.probe import default_kind
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, open_page
 from pages._ui.widgets import check, head_picker, lazy_tabs, plot, show_view, table, token_picker
@@ -54,7 +55,7 @@ def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
 
 def pick_head_and_query(key: str, subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator):
     """The shared head picker, then a query token of that kind (the pronoun's row by default)."""
-    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
+    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=default_kind(ckpt))
     rows, default = query_rows(a, choice.kind)
     return choice, token_picker(key, rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 from pages._ui import cache
 from pages._ui.i18n import Translator
-from pages._ui.probe import default_head, route_statement
+from pages._ui.probe import default_head, default_kind, route_statement
 from pages._ui.sentence import sentence_analysis, view_context
 from pages._ui.session import EXAMPLES, PICK, checkpoint_choices, open_page, subject
 from pages._ui.views import (
@@ -49,7 +49,7 @@ def heads_tab(ctx: Context, tr: Translator) -> None:
 
 
 def overview_tab(ctx: Context, tr: Translator) -> None:
-    choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
+    choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=default_kind(ctx.checkpoint))
     st.caption(tr("explorer.overview.caption"))
     view = OverviewView(choice.kind, choice)
     plot(
@@ -74,7 +74,7 @@ def focus_tab(ctx: Context, tr: Translator) -> None:
 
 def words_tab(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.words.rule"))
-    choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
+    choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=default_kind(ctx.checkpoint))
     show_view(WordsView(choice), ctx, tr, "words")
 
 

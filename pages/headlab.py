@@ -9,6 +9,7 @@ import streamlit as st
 
 from pages._ui import cache, figures
 from pages._ui.i18n import Translator
+from pages._ui.probe import default_kind
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, open_page
 from pages._ui.views import HeadView
@@ -234,7 +235,7 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
         return
     st.markdown(tr("lab.training_intro", n=len(snaps)))
     steps = [step for step, _ in snaps] + [None]
-    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=AttentionKind.CROSS)
+    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=default_kind(ckpt))
     ensure_choice("lab_snapshot", steps, steps[0])
     step = st.select_slider(
         tr("lab.snapshot"), steps, key="lab_snapshot", format_func=lambda s: tr("lab.final") if s is None else str(s)

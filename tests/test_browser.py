@@ -16,6 +16,7 @@ from browser import launch  # noqa: E402
 from browser import server as streamlit_server  # noqa: E402
 
 from pages._ui.i18n import Translator
+from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
 from transformer.layout import DEFAULT_CHECKPOINT, SHIPPED_ROOT
 
@@ -245,11 +246,13 @@ def test_train_a_tiny_model_in_the_browser_and_follow_a_probe_link(server):
         # the head lab's probe links into the explorer
         page.goto(f"{server}/headlab", wait_until="domcontentloaded")
         page.get_by_role("tab", name=EN("lab.tab.probe")).click()
-        link = page.get_by_role("button", name=EN("lab.open_explorer", head="L2 H1"))  # real-coref's probe head
+        best = load_checkpoint(DEFAULT_CHECKPOINT).card["real_coref"]["best_heads"]["encoder/pronoun"]
+        head = f"L{best['layer']} H{best['head']}"  # the default's probe head: its encoder resolves "it"
+        link = page.get_by_role("button", name=EN("lab.open_explorer", head=head))
         expect(link.first).to_be_visible(timeout=60_000)
         link.first.click()
         expect(page.get_by_role("heading", name=EN("explorer.title"))).to_be_visible(timeout=60_000)
-        enlarged = EN("view.head", kind=EN("kind.cross"), layer=2, head=1)
+        enlarged = EN("view.head", kind=EN("kind.encoder"), layer=best["layer"], head=best["head"])
         expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=60_000)
         browser.close()
 

@@ -124,7 +124,8 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
         ("The dog\\x00\\x07 was\\x1b[31m too tired.", "any"),
         ("?!... ;;; ---", "no_words"),
         ("I love you.", "unseen"),
-        ("The cat sat on the mat.", "unseen"),
+        ("The cat purred on the windowsill.", "unseen"),
+        ("The cat sat on the mat.", "rare"),  # "sat" and "mat" occur in the editors' interface strings only
     ],
 )
 def test_odd_input_gets_a_clear_note_and_never_an_exception(text, expect):
@@ -143,6 +144,9 @@ def test_odd_input_gets_a_clear_note_and_never_an_exception(text, expect):
         assert EN("sentence.unseen", n=1)[2:20] in notes
     if expect == "no_words":
         assert EN("sentence.no_words")[:30] in notes
+    if expect == "rare":  # every word seen, some only a few times: a note, and the translation is not a guess
+        assert EN("realdata.rare", n=2) in notes and "mat" in notes
+        assert EN("sentence.translation_guess") not in caption
 
 
 @shipped

@@ -56,3 +56,30 @@ def test_the_route_statement_differs_between_the_checkpoints_and_names_the_head(
         in statements["coref-en-fr-encoder"]
     )
     assert EN("route.supervised")[:30] in statements["coref-en-fr-encoder"]
+
+
+def test_pickers_that_offer_every_kind_open_where_the_checkpoint_decides():
+    """route_kind reads the card: the encoder for a model whose encoder resolves "it" (the default real-coref,
+    coref-en-fr-encoder), cross-attention for coref-en-fr and for a card without probe scores; the explorer's
+    overview, the arithmetic and the head lab's training tab open there."""
+    from transformer.attention import AttentionKind
+    from transformer.inspection.card import route_kind
+    from transformer.layout import DEFAULT_CHECKPOINT
+
+    kinds = {}
+    for path in (DEFAULT_CHECKPOINT, ENCODER, SHIPPED_ROOT / "coref-en-fr"):
+        ckpt = load_checkpoint(path)
+        kinds[path.name] = route_kind(ckpt.card, ckpt.config)
+        assert route_kind({}, ckpt.config) is AttentionKind.CROSS  # no probe: where the pronoun is written
+    assert kinds == {
+        DEFAULT_CHECKPOINT.name: AttentionKind.ENCODER,
+        "coref-en-fr-encoder": AttentionKind.ENCODER,
+        "coref-en-fr": AttentionKind.CROSS,
+    }
+    for name, kind in kinds.items():
+        at = run(app(checkpoint=name, explorer_tab="overview"))
+        assert at.session_state["pick_kind"] is kind
+        best = best_probe_head(
+            load_checkpoint(SHIPPED_ROOT / name).card, load_checkpoint(SHIPPED_ROOT / name).config, kind
+        )
+        assert (at.session_state["pick_layer"], at.session_state["pick_head"]) == (best.head.layer, best.head.head)

@@ -37,11 +37,12 @@ def test_card_records_how_it_was_made():
     cfg = card["train_config"]
     preset = PRESETS["real-coref"]
     assert cfg["steps"] == preset.steps == card["step"]
-    assert cfg["real_data"] == list(preset.real_data) == ["libreoffice", "handbook"]
+    assert cfg["real_data"] == list(preset.real_data) == ["libreoffice", "handbook", "gnome", "ui"]
+    assert sorted(card["real_data"]) == ["gnome", "handbook", "libreoffice", "ui"]
     assert cfg["model_overrides"] == preset.model_overrides and cfg["vocab_size"] == preset.vocab_size
     assert card["real_data"]["libreoffice"]["packages"]["libreoffice-help-fr"].startswith("4:7.4.7")
     # The hour, on these cores: the run's own pace (the median time per 10 steps in metrics.jsonl)
-    # times its steps, and its wall time (card["wall_time_s"], 3,194 s, which also holds stretches where test
+    # times its steps, and its wall time (card["wall_time_s"], 3,522 s, which also holds minutes where test
     # runs shared the two cores); the README gives both.
     rows = [json.loads(line) for line in (PATH / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
     rows = [r for r in rows if "loss" in r]

@@ -14,7 +14,7 @@ import streamlit as st
 
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
-from transformer.inspection.card import best_probe_head, probe_scores
+from transformer.inspection.card import ROUTE_THRESHOLD, best_probe_head, probe_scores, route_kind
 from transformer.marian import coreference_applies, coreference_evaluation, is_imported, target_language
 
 from .lru import BoundedCache
@@ -93,7 +93,9 @@ def default_head(ckpt: Checkpoint, kind: AttentionKind) -> HeadId:
     return HeadId(kind, ckpt.config.n_layers(kind) - 1, 0)
 
 
-ROUTE_THRESHOLD = 0.8
+def default_kind(ckpt: Checkpoint) -> AttentionKind:
+    """Where a picker that offers every kind opens: where this checkpoint decides il/elle (its probe)."""
+    return route_kind(probe_card(ckpt), ckpt.config)
 
 
 def route_statement(ckpt: Checkpoint, tr) -> str | None:

@@ -47,6 +47,17 @@ def best_probe_head(
     return scores[0] if scores else None
 
 
+ROUTE_THRESHOLD = 0.8  # a pronoun row that finds the antecedent in this share of held-out sentences decides
+
+
+def route_kind(card: dict[str, Any], config: TransformerConfig, threshold: float = ROUTE_THRESHOLD) -> AttentionKind:
+    """Where the checkpoint decides il/elle, by its card's probe: the encoder when an encoder head's "it" row
+    finds the antecedent (>= threshold), else cross-attention (the route of most of our models, and where
+    the pronoun is written; also the answer for a card without probe scores)."""
+    enc = best_probe_head(card, config, AttentionKind.ENCODER)
+    return AttentionKind.ENCODER if enc is not None and enc.score >= threshold else AttentionKind.CROSS
+
+
 def has_probe_set(card: dict[str, Any]) -> bool:
     """Whether held-out probe sentences can be generated for the checkpoint: not when it was trained on a file,
     nor for an imported model whose target language is not French."""

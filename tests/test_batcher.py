@@ -381,7 +381,7 @@ def test_a_marian_shaped_model_that_starts_with_its_pad_id_batches_the_same(beam
         same(a, b)
 
 
-def test_the_worker_runs_with_its_own_thread_count_and_the_callers_keep_theirs(tiny):
+def test_the_worker_runs_with_its_own_thread_count_one_for_a_batch_of_one_and_the_callers_keep_theirs(tiny):
     model, tok = tiny
     seen = []
 
@@ -390,9 +390,11 @@ def test_the_worker_runs_with_its_own_thread_count_and_the_callers_keep_theirs(t
         return [f"ok {t}" for t in texts]
 
     before = torch.get_num_threads()
-    batcher = Batcher(window_s=0.01, run=spy, threads=2)
-    assert batcher.analyse(model, tok, TEXTS[0]) == f"ok {TEXTS[0]}"
-    assert seen == [2] and Batcher(threads=0).threads == 1
+    batcher = Batcher(window_s=0.05, run=spy, threads=2)
+    futures = [batcher.submit(model, tok, t) for t in TEXTS[:3]]  # together: one batch of three
+    assert [f.result() for f in futures] == [f"ok {t}" for t in TEXTS[:3]] and batcher.batches == [3]
+    assert batcher.analyse(model, tok, TEXTS[3]) == f"ok {TEXTS[3]}"  # alone: a batch of one
+    assert seen == [2, 1] and Batcher(threads=0).threads == 1  # a batch of one runs on one thread
     assert torch.get_num_threads() == before
 
 
@@ -407,3 +409,7 @@ def test_the_worker_uses_every_core_by_default_up_to_a_cap(monkeypatch):
         assert Batcher.from_env().threads == expected
     monkeypatch.setenv("TRANSFORMER_BATCH_THREADS", "1")
     assert Batcher.from_env().threads == 1
+    monkeypatch.delenv("TRANSFORMER_BATCH_SINGLE_THREADS", raising=False)
+    assert Batcher.from_env().single_threads == 1  # a batch of one: one thread unless told otherwise
+    monkeypatch.setenv("TRANSFORMER_BATCH_SINGLE_THREADS", "2")
+    assert Batcher.from_env().single_threads == 2

@@ -239,7 +239,9 @@ def test_two_sessions_with_beam_1_and_beam_4_each_get_their_own_snapshot_map():
     grids = {}
     for b, a in ((1, greedy), (4, beam)):
         # a cross map: its rows are the decoder's, which the beam changes
-        at = run(app("headlab", text=TEXT, beam=b, lab_tab="training", lab_snapshot=step, pick_kind=AttentionKind.CROSS))
+        at = run(
+            app("headlab", text=TEXT, beam=b, lab_tab="training", lab_snapshot=step, pick_kind=AttentionKind.CROSS)
+        )
         ss = at.session_state
         head = HeadId(ss["pick_kind"], ss["pick_layer"], ss["pick_head"])  # the picker's default head
         assert head.kind is AttentionKind.CROSS

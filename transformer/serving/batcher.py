@@ -63,7 +63,12 @@ class Batcher:
         window_s: how long a batch waits, from its first request, for more.
         max_sentences, max_pieces: the caps of one batch.
         run: the batched computation (analyse_batch; tests pass a spy).
-        threads: the worker thread's intra-op threads (torch's setting is per thread: the pages keep theirs).
+        threads: the worker thread's intra-op threads for a batch of several requests (torch's setting is
+            per thread: the pages keep theirs). A batch of one runs on one thread: its matrices are a
+            single row wide, and when the same cores also run a browser (one user on a laptop), two
+            spinning OpenMP threads wait on each other behind it: with Chromium on the same 2 cores, a
+            single sentence's analysis took 0.06 s on one thread against 0.14 s on two (README).
+        single_threads: the threads of a batch of one (1).
     """
 
     def __init__(
@@ -73,11 +78,12 @@ class Batcher:
         max_pieces: int = MAX_PIECES,
         run: Callable[..., list[Analysis | Exception]] = analyse_batch,
         threads: int = 1,
+        single_threads: int = 1,
     ) -> None:
         if max_sentences < 1 or max_pieces < 1:
             raise ValueError("a batch holds at least one sentence")
         self.window_s, self.max_sentences, self.max_pieces = window_s, max_sentences, max_pieces
-        self._run, self.threads = run, max(1, threads)
+        self._run, self.threads, self.single_threads = run, max(1, threads), max(1, single_threads)
         self._queue: list[_Job] = []
         self._inflight: dict[tuple, Future] = {}
         self._cv = threading.Condition()
@@ -89,7 +95,8 @@ class Batcher:
         """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_SENTENCES, $TRANSFORMER_BATCH_PIECES;
         $TRANSFORMER_BATCH_THREADS: the worker's intra-op threads (default: every core, at most BATCH_THREADS;
         the sessions of a batch only wait while it runs: at base size on 2 cores, 2 threads gave medians of
-        1.6-2.0 s against 2.5-3.0 s with 1, bench/bench_load.py);
+        1.6-2.0 s against 2.5-3.0 s with 1, bench/bench_load.py); $TRANSFORMER_BATCH_SINGLE_THREADS: those of a
+        batch of one (default 1, see the class's docstring);
         $TRANSFORMER_LOG_BATCHES=1 logs each batch on stderr."""
         env = os.environ.get
         if env("TRANSFORMER_LOG_BATCHES") and not log.handlers:  # one line per batch on stderr (benches)
@@ -100,6 +107,7 @@ class Batcher:
             int(env("TRANSFORMER_BATCH_SENTENCES", MAX_SENTENCES)),
             int(env("TRANSFORMER_BATCH_PIECES", MAX_PIECES)),
             threads=int(env("TRANSFORMER_BATCH_THREADS", str(min(os.cpu_count() or 1, BATCH_THREADS)))),
+            single_threads=int(env("TRANSFORMER_BATCH_SINGLE_THREADS", "1")),
         )
 
     def submit(
@@ -162,10 +170,11 @@ class Batcher:
         return (len(batch) + 1) * job.beam * longest <= self.max_pieces
 
     def _loop(self) -> None:
-        torch.set_num_threads(self.threads)  # this worker thread's own setting
         while True:
             batch = self._take()
             first = batch[0]
+            threads = self.threads if len(batch) > 1 else self.single_threads
+            torch.set_num_threads(threads)  # this worker thread's own setting
             started = time.perf_counter()
             try:
                 with torch.inference_mode():
@@ -181,7 +190,7 @@ class Batcher:
                 "batch of %d (beam %d, %d threads) in %.3f s, %d waiting",
                 len(batch),
                 first.beam,
-                self.threads,
+                threads,
                 time.perf_counter() - started,
                 len(self._queue),
             )

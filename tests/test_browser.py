@@ -18,6 +18,7 @@ from browser import server as streamlit_server  # noqa: E402
 from pages._ui.i18n import Translator
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
+from transformer.inspection.card import route_kind
 from transformer.layout import DEFAULT_CHECKPOINT, SHIPPED_ROOT
 
 EN = Translator("en")
@@ -151,13 +152,16 @@ def test_type_translate_focus_and_screenshot(server):
         # heatmaps render as plotly SVG with a heatmap layer
         expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
         assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 3
-        # the all-heads overview (cross-attention first): clicking a head's ring enlarges that head
+        # the all-heads overview (opens on the kind where the default decides il/elle: its encoder): clicking
+        # a head's ring enlarges that head
         page.get_by_role("tab", name=EN("explorer.tab.overview"), exact=True).click()
         overview = page.locator(".js-plotly-plot").filter(has=page.locator(".scatterlayer .point")).first
         expect(overview).to_be_visible(timeout=30_000)
         dot = overview.locator(".scatterlayer .point").nth(4).bounding_box()  # layer 1, head 0 (4 heads)
         page.mouse.click(dot["x"] + dot["width"] / 2, dot["y"] + dot["height"] / 2)  # as a person clicks
-        enlarged = EN("view.head", kind=EN("kind.cross"), layer=1, head=0)
+        ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+        kind = route_kind(ckpt.card, ckpt.config)
+        enlarged = EN("view.head", kind=EN(f"kind.{kind.value}"), layer=1, head=0)
         expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=30_000)
         # token focus: open the tab; "it" is the default query, chosen explicitly here
         page.get_by_role("tab", name=EN("explorer.tab.focus")).click()

@@ -7,6 +7,7 @@ functions: a page's script namespace is never captured by a widget.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def translator() -> Translator:
 # Keyed by the folders' modification times (tree_signature), so a new sentence does not rescan the folder
 # (~12 ms); the time limit is a backstop for what the signature cannot see (a link's target changing).
 @st.cache_data(ttl=60, max_entries=16, show_spinner=False)
-def _scan(root: str, signature: tuple) -> dict[str, str]:
+def _scan(root: str, signature: str) -> dict[str, str]:
     root_path = Path(root)
     found = list_checkpoints(root_path)
     found.sort(key=lambda p: (p.name != DEFAULT_NAME, len(p.relative_to(root_path).parts), str(p)))
@@ -65,21 +66,26 @@ def _scan(root: str, signature: tuple) -> dict[str, str]:
 
 
 @st.cache_data(ttl=60, max_entries=16, show_spinner=False)
-def _links(root: str, signature: tuple) -> list[str]:
+def _links(root: str, signature: str) -> list[str]:
     return outside_links(root)
+
+
+def _signature(root: Path) -> str:
+    """tree_signature as one short string: st.cache_data hashes a 40-character key faster than the tuple."""
+    return hashlib.sha1(repr(tree_signature(root)).encode()).hexdigest()
 
 
 def checkpoint_choices() -> dict[str, str]:
     """label -> path of every checkpoint under the root, the shipped default first (scanned again when a
     folder under the root changes)."""
     root = checkpoints_root()
-    return _scan(str(root), tree_signature(root))
+    return _scan(str(root), _signature(root))
 
 
 def refused_links() -> list[str]:
     """Entries of the checkpoints folder that are links leading out of it (never listed nor read)."""
     root = checkpoints_root()
-    return _links(str(root), tree_signature(root))
+    return _links(str(root), _signature(root))
 
 
 def refresh_choices() -> None:

@@ -121,7 +121,7 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
         cross_score=cross.score,
     )
     prefix = tr("marian.probe_prefix", n=card["evaluation"]["n_sentences"]) + " " if is_imported(card) else ""
-    if enc.score >= ROUTE_THRESHOLD:
+    if route_kind(card, ckpt.config) is AttentionKind.ENCODER:  # the rule the pickers open by
         text = tr("route.encoder", **values)
     elif cross.score >= ROUTE_THRESHOLD:
         text = tr("route.cross", **values)

@@ -234,10 +234,6 @@ def extract_pages(en_root: str | Path, fr_root: str | Path, source: str) -> Iter
             yield RealPair(source, rel, src, tgt)
 
 
-_FORMAT = re.compile(r"%|\{\w*\}|<[a-zA-Z/]|&\w+;|\\|https?:")
-_ACCELERATOR = re.compile(r"(?<=\w)&(?=\w)|(?<!\w)&(?=\w)|_(?=\w)")
-
-
 def read_catalogue(data: bytes, name: str = "catalogue") -> dict[str, str]:
     """{msgid: msgstr} of a gettext .mo file, read from its documented binary layout (either byte order).
 

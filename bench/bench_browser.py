@@ -14,7 +14,8 @@ Where the time went is printed too, on the page's own clock (hooks installed bef
 app's scripts, see browser.PROFILE_HOOKS). A new sentence: the key until the rerun request
 leaves, the server (request sent until the run's last websocket message arrives: the script
 and its transport), the browser after that message until the redraw; over the whole redraw,
-the time inside Plotly.react/newPlot, the main thread's long tasks, the bytes received, and
+the time spent drawing charts (inside Plotly.react/newPlot, and the app's canvas heatmap), the
+main thread's long tasks, the bytes received, and
 the CPU time the server's and chromium's processes spent (from /proc: on a shared machine,
 time spent waiting for a core shows in the timings only). A warm visit: the page and its
 scripts until the first websocket message leaves, the server's first run, the browser after.
@@ -42,14 +43,14 @@ from bench_load import SENTENCES  # noqa: E402
 from browser import PROFILE_HOOKS, REDRAWN, REDRAWN_NOTED, cpu_seconds, descendants, launch, machine, server  # noqa: E402
 
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
-HEATMAP = ".js-plotly-plot .heatmaplayer image"
+HEATMAP = ".js-plotly-plot .heatmaplayer image, .attn-heatmap[data-drawn]"
 HEATMAP_NOTED = f"""() => {{
   const ok = !!document.querySelector('{HEATMAP}');
   if (ok) window.__prof.done = performance.now();
   return ok;
 }}"""
 VIEWPORT = {"width": 1500, "height": 1100}
-PARTS = ("key", "server", "browser", "plotly", "long tasks", "calls", "kB in", "server CPU", "chromium CPU")
+PARTS = ("key", "server", "browser", "charts", "long tasks", "calls", "kB in", "server CPU", "chromium CPU")
 
 
 def expected_translations() -> dict[str, str]:
@@ -68,24 +69,30 @@ def marker_of(sentence: str) -> str:
     return "▁" + sentence.split()[1]  # the first noun's piece
 
 
+def charts(p: dict) -> list[tuple[float, float]]:
+    """(start, end) of every chart drawn: Plotly.react/newPlot calls and the app's canvas heatmaps."""
+    return [(start, end) for _, start, end in p["plotly"]] + [tuple(c) for c in p.get("charts", [])]
+
+
 def breakdown(page) -> dict[str, float]:
     """Where the last new sentence's time went (ms on the page's clock; see the module's docstring)."""
     p = page.evaluate(
         "() => { const p = window.__prof, copy = JSON.parse(JSON.stringify(p));"
-        " for (const k of ['ws', 'plotly', 'long', 'keys']) p[k].length = 0; return copy; }"
+        " for (const k of ['ws', 'plotly', 'charts', 'long', 'keys']) p[k].length = 0; return copy; }"
     )
     key = max(t for k, t in p["keys"] if k == "Enter")
     done = p["done"]
     sent = min((t for d, t, _ in p["ws"] if d == "out" and t >= key), default=key)
     received = [(t, n) for d, t, n in p["ws"] if d == "in" and sent <= t <= done]
     last = max((t for t, _ in received), default=sent)
+    drawn = charts(p)
     return {
         "key": sent - key,
         "server": last - sent,
         "browser": done - last,
-        "plotly": sum(end - start for _, start, end in p["plotly"] if key <= start <= done),
+        "charts": sum(end - start for start, end in drawn if key <= start <= done),
         "long tasks": sum(d for start, d in p["long"] if key <= start <= done),
-        "calls": sum(1 for _, start, _ in p["plotly"] if key <= start <= done),
+        "calls": sum(1 for start, _ in drawn if key <= start <= done),
         "kB in": sum(n for _, n in received) / 1e3,
     }
 
@@ -97,8 +104,8 @@ def visit_breakdown(page) -> dict[str, float]:
     p = page.evaluate("() => window.__prof")
     sent = min(t for d, t, _ in p["ws"] if d == "out")
     last = max((t for d, t, _ in p["ws"] if d == "in" and t <= p["done"]), default=sent)
-    plotly = sum(end - start for _, start, end in p["plotly"] if start <= p["done"])
-    return {"page": sent, "server": last - sent, "browser": p["done"] - last, "plotly": plotly}
+    drawn = sum(end - start for start, end in charts(p) if start <= p["done"])
+    return {"page": sent, "server": last - sent, "browser": p["done"] - last, "charts": drawn}
 
 
 def measure(url: str, server_pid: int, translations: dict[str, str], repeat: int):

@@ -121,7 +121,7 @@ async def _session(url: str, s: Session, go: asyncio.Event, ready: list, expecte
     def first(el) -> None:
         if el.WhichOneof("type") == "text_area":
             text_id["id"] = el.text_area.id
-        if el.WhichOneof("type") == "plotly_chart" and s.first_visit_s != s.first_visit_s:
+        if el.WhichOneof("type") in ("plotly_chart", "bidi_component") and s.first_visit_s != s.first_visit_s:
             s.first_visit_s = time.perf_counter() - t0
 
     t0 = time.perf_counter()

@@ -24,18 +24,20 @@ CHROMIUM_ARGS = [
 ]
 
 # True once the script has finished, nothing is stale, `expected` is on the page and every visible chart
-# whose axes name source pieces shows `marker` (i.e. plotly has drawn the new data).
+# whose axes name source pieces shows `marker` (i.e. plotly, or the app's canvas heatmap, has drawn the new data).
 REDRAWN = """([expected, marker, minCharts]) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') === 'running') return false;
   if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
   if (expected && !document.body.innerText.includes(expected)) return false;
-  const plots = [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.offsetParent !== null);
+  const plots = [...document.querySelectorAll('.js-plotly-plot, .attn-heatmap')].filter(p => p.offsetParent !== null);
   if (plots.length < minCharts) return false;
-  if (!plots.every(p => p.querySelector('.heatmaplayer image, .barlayer path, .scatterlayer path'))) return false;
+  const drawn = p => p.__chart ? !!p.dataset.drawn
+    : !!p.querySelector('.heatmaplayer image, .barlayer path, .scatterlayer path');
+  if (!plots.every(drawn)) return false;
   if (!marker) return true;
   const names = p => {
-    const d = (p.data && p.data[0]) || {};
+    const d = ((p.__chart || p).data || [])[0] || {};
     const ax = (p.layout && p.layout.xaxis) || {};
     return [].concat(d.x || [], ax.ticktext || []).join(' ');
   };
@@ -45,9 +47,10 @@ REDRAWN = """([expected, marker, minCharts]) => {
 
 # Installed before the app's own scripts (page.add_init_script): records, on the page's clock
 # (performance.now()), every websocket frame (direction, time, bytes), every Plotly.react/newPlot call
-# (start, end of its promise), the long tasks (> 50 ms on the main thread) and the script-state changes.
+# (start, end of its promise), every draw of the app's canvas heatmap (heatmap.js writes them to
+# window.__prof.charts), the long tasks (> 50 ms on the main thread) and the script-state changes.
 PROFILE_HOOKS = """(() => {
-  const P = (window.__prof = {ws: [], plotly: [], long: [], state: [], keys: []});
+  const P = (window.__prof = {ws: [], plotly: [], charts: [], long: [], state: [], keys: []});
   const WS = window.WebSocket;
   const size = d => d.byteLength ?? d.size ?? d.length ?? 0;
   window.WebSocket = class extends WS {

@@ -54,11 +54,14 @@ def z_of(trace: dict) -> np.ndarray:
 
 
 def figures(at: AppTest) -> dict[str, dict]:
-    """key -> plotly spec of every chart on the page."""
+    """key -> plotly spec of every chart on the page (an attention heatmap's canvas chart gets plotly's dict too)."""
     out = {}
     for el in at.get("plotly_chart"):
         key = el.proto.id.rsplit("-", 1)[-1]
         out[key] = json.loads(el.proto.spec)
+    for el in at.get("bidi_component"):
+        if el.proto.component_name == "attention_heatmap":
+            out[el.proto.id.rsplit("-", 1)[-1]] = json.loads(el.proto.json)
     return out
 
 

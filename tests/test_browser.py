@@ -23,6 +23,8 @@ from transformer.layout import DEFAULT_CHECKPOINT, SHIPPED_ROOT
 
 EN = Translator("en")
 ARTIFACTS = ROOT / "test-artifacts"
+HEATMAP = ".attn-heatmap[data-drawn]"  # the app's canvas heatmap (pages/_ui/heatmap.js), once drawn
+TITLE = ".gtitle, .attn-title"  # a chart's title: plotly's, or the canvas heatmap's
 CHROMIUM = "/usr/bin/chromium"
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="no shipped checkpoint")]
@@ -99,7 +101,7 @@ def test_first_paint_of_a_fresh_server_shows_the_catalogue_titles(tmp_path, path
         page.add_init_script(WATCH)
         page.goto(f"{url}/{path}", wait_until="commit")
         expect(page.get_by_role("heading", level=1).first).to_have_text(EN("explorer.title"), timeout=120_000)
-        expect(page.locator(".js-plotly-plot .heatmaplayer image").first).to_be_visible(timeout=60_000)
+        expect(page.locator(f"{HEATMAP} canvas").first).to_be_visible(timeout=60_000)
         expect(page.get_by_test_id("stPageLink-NavLink")).to_have_count(len(nav_titles(EN)), timeout=30_000)
         seen = page.evaluate(SEEN)
         assert page.url.split("?")[0].rstrip("/") == f"{url}/{path}".rstrip("/")
@@ -149,9 +151,9 @@ def test_type_translate_focus_and_screenshot(server):
         box.fill(SEED_SENTENCES[0][0])
         box.press("Control+Enter")
         expect(page.get_by_text("parce qu'il", exact=False).first).to_be_visible(timeout=60_000)
-        # heatmaps render as plotly SVG with a heatmap layer
-        expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
-        assert page.locator(".js-plotly-plot .heatmaplayer").count() >= 3
+        # the three heads are drawn by the app's canvas heatmap
+        expect(page.locator(f"{HEATMAP} canvas").first).to_be_visible(timeout=60_000)
+        assert page.locator(HEATMAP).count() >= 3
         # the all-heads overview (opens on the kind where the default decides il/elle: its encoder): clicking
         # a head's ring enlarges that head
         page.get_by_role("tab", name=EN("explorer.tab.overview"), exact=True).click()
@@ -162,7 +164,7 @@ def test_type_translate_focus_and_screenshot(server):
         ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
         kind = route_kind(ckpt.card, ckpt.config)
         enlarged = EN("view.head", kind=EN(f"kind.{kind.value}"), layer=1, head=0)
-        expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=30_000)
+        expect(page.locator(TITLE).filter(has_text=enlarged).first).to_be_visible(timeout=30_000)
         # token focus: open the tab; "it" is the default query, chosen explicitly here
         page.get_by_role("tab", name=EN("explorer.tab.focus")).click()
         select = page.get_by_label(EN("explorer.focus.source"))
@@ -170,11 +172,75 @@ def test_type_translate_focus_and_screenshot(server):
         select.click()
         page.get_by_role("option", name="▁it", exact=False).first.click()
         focus_title = EN("view.focus.encoder", token="▁it")
-        expect(page.locator(".gtitle").filter(has_text=focus_title).first).to_be_visible(timeout=30_000)
+        expect(page.locator(TITLE).filter(has_text=focus_title).first).to_be_visible(timeout=30_000)
         time.sleep(1.0)  # let plotly finish drawing
         page.screenshot(path=str(ARTIFACTS / "explorer-token-focus.png"), full_page=True)
         browser.close()
     assert (ARTIFACTS / "explorer-token-focus.png").stat().st_size > 10_000
+
+
+def test_the_heatmap_redraws_in_place_names_cells_zooms_and_saves_a_png(server):
+    """The heads tab's canvas heatmaps: a new sentence redraws the same element (no remount) with the
+    new pieces; hovering names the cell (query, key, weight); a drag zooms in, a double click zooms out;
+    the camera icon downloads a PNG."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+        page.goto(server, wait_until="domcontentloaded")
+        first = page.locator(HEATMAP).first
+        expect(first).to_be_visible(timeout=60_000)
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') !== 'running'",
+            timeout=60_000,
+        )
+        handle = first.element_handle()
+        drawn = int(handle.get_attribute("data-drawn"))
+        box = page.get_by_label(EN("sidebar.sentence"))
+        box.fill("The dog didn't cross the bridge because it was too tired.")
+        box.press("Control+Enter")
+        page.wait_for_function(
+            "el => el.isConnected && el.__chart.data[0].y.some(s => s.includes('dog'))", arg=handle, timeout=60_000
+        )
+        assert int(handle.get_attribute("data-drawn")) > drawn  # the same element, drawn again
+        # hover: the cell under the pointer, named by its query and key pieces
+        canvas = first.locator("canvas")
+        spec = handle.evaluate("el => el.__chart")
+        rows, cols = spec["data"][0]["y"], spec["data"][0]["x"]
+        margin, height = spec["layout"]["margin"], spec["layout"]["height"]
+        b = canvas.bounding_box()
+        cell_w = (b["width"] - margin["l"] - margin["r"]) / len(cols)
+        cell_h = (height - margin["t"] - margin["b"]) / len(rows)
+        x = b["x"] + margin["l"] + 1.5 * cell_w  # the second key
+        y = b["y"] + margin["t"] + 0.5 * cell_h  # the first query
+        page.mouse.move(x, y)
+        tip = first.locator(".attn-tip")
+        expect(tip).to_be_visible(timeout=5_000)
+        clean = lambda s: s.replace("\u200b", "").replace("&lt;", "<").replace("&gt;", ">")  # noqa: E731
+        lines = tip.inner_text().splitlines()
+        assert lines[0] == f"{EN('fig.query')}: {clean(rows[0])}" and lines[1] == f"{EN('fig.key')}: {clean(cols[1])}"
+        assert lines[2].startswith(f"{EN('fig.weight')}: ")
+        # drag over the top-left 2 x 2 cells: zoomed, the reset button shows; a double click zooms out
+        reset = first.locator(".attn-button").first
+        expect(reset).to_be_hidden()
+        page.mouse.move(b["x"] + margin["l"] + 0.2 * cell_w, y)
+        page.mouse.down()
+        page.mouse.move(b["x"] + margin["l"] + 1.8 * cell_w, b["y"] + margin["t"] + 1.8 * cell_h, steps=4)
+        page.mouse.up()
+        expect(reset).to_be_visible(timeout=5_000)
+        assert handle.evaluate("el => el.__attn.view") == {"r0": 0, "r1": 2, "c0": 0, "c1": 2}
+        page.mouse.dblclick(x, y)
+        expect(reset).to_be_hidden(timeout=5_000)
+        assert handle.evaluate("el => el.__attn.view") == {"r0": 0, "r1": len(rows), "c0": 0, "c1": len(cols)}
+        # the camera icon: a PNG of the map
+        first.hover()
+        with page.expect_download() as download:
+            first.locator(".attn-button").last.click()
+        path = download.value.path()
+        assert download.value.suggested_filename == "attention.png"
+        assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and Path(path).stat().st_size > 5_000
+        browser.close()
 
 
 PAGES = ["explorer", "masks", "positions", "arithmetic", "multihead", "variants"]
@@ -194,7 +260,7 @@ def test_every_page_renders_in_both_languages_and_is_screenshotted(server, lang)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         for url_path in PAGES:
             page.goto(f"{server}/{url_path}?lang={lang}", wait_until="domcontentloaded")
-            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=60_000)
+            expect(page.locator(f".js-plotly-plot, {HEATMAP}").first).to_be_visible(timeout=60_000)
             expect(page.get_by_role("heading", level=1).first).to_be_visible()
             page.wait_for_function(
                 "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') "
@@ -257,7 +323,7 @@ def test_train_a_tiny_model_in_the_browser_and_follow_a_probe_link(server):
         link.first.click()
         expect(page.get_by_role("heading", name=EN("explorer.title"))).to_be_visible(timeout=60_000)
         enlarged = EN("view.head", kind=EN("kind.encoder"), layer=best["layer"], head=best["head"])
-        expect(page.locator(".gtitle").filter(has_text=enlarged).first).to_be_visible(timeout=60_000)
+        expect(page.locator(TITLE).filter(has_text=enlarged).first).to_be_visible(timeout=60_000)
         browser.close()
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import plotly.io as pio
+from apptest import z_of
 
 from pages._ui import figures
 from pages._ui.export import table_csv, to_csv
@@ -65,7 +68,7 @@ def test_csv_is_labelled_and_defuses_formulas():
 
 def test_heatmap_keeps_repeated_tokens_apart_and_escapes_markup():
     labels = ["▁the", "▁cat", "▁the", "</s>"]
-    fig = figures.attention_heatmap(np.eye(4), labels, labels, TR, "<b>x</b>")
+    fig = figures.attention_heatmap(np.eye(4), labels, labels, TR, "<b>x</b>").to_plotly()
     trace = fig.data[0]
     assert len(set(trace.x)) == 4  # "▁the" twice stays two columns
     assert [s.replace("\u200b", "") for s in trace.y] == ["▁the", "▁cat", "▁the", "&lt;/s&gt;"]
@@ -76,10 +79,20 @@ def test_heatmap_keeps_repeated_tokens_apart_and_escapes_markup():
 
 def test_masked_scores_show_minus_infinity_not_a_large_number():
     scores = np.array([[1.5, -np.inf], [0.5, 2.0]], dtype=np.float32)
-    fig = figures.attention_heatmap(scores, ["a", "b"], ["a", "b"], TR, diverging=True)
+    heatmap = figures.attention_heatmap(scores, ["a", "b"], ["a", "b"], TR, diverging=True)
+    fig = heatmap.to_plotly()
     z = np.array(fig.data[0].z, dtype=float)
     assert np.isnan(z[0, 1]) and z[1, 1] == 2.0  # the masked cell carries no number
     assert fig.data[0].text[0][1] == "−∞"
+    # what the canvas chart receives: the same z as plotly's typed array, the texts, a colour scale it can read
+    sent = json.loads(json.dumps(heatmap.to_dict()))
+    trace = sent["data"][0]
+    assert trace["z"]["dtype"] == "f4" and trace["z"]["shape"] == "2,2"
+    np.testing.assert_array_equal(z_of(trace), z)
+    assert trace["text"][0][1] == "−∞" and sent["layout"]["plot_bgcolor"] == figures.MASKED_COLOR
+    assert trace["reversescale"] and trace["colorscale"][0] == [0.0, "rgb(103,0,31)"]  # RdBu, resolved
+    assert trace["meta"]["hover"] == ["query", "key", "Δ weight"]
+    assert trace["meta"]["buttons"] == [TR("fig.save_png"), TR("fig.reset_zoom")]
 
 
 def test_overview_is_one_byte_per_cell_with_gaps_and_clickable_rings():
@@ -134,7 +147,7 @@ def test_views_give_the_matrix_the_csv_and_the_figure_show():
     csv = HeadView(HeadId(AttentionKind.CROSS, 0, 2)).csv(ctx).splitlines()
     assert csv[0] == '"query \\ key","▁it","▁it","</s>"' and len(csv) == 1 + 2
     assert csv[1] == '"▁il",' + ",".join(f"{x:.6f}" for x in a.cross[0, 2, 0])
-    fig = HeadView(HeadId(AttentionKind.CROSS, 0, 2)).figure(ctx, TR)
+    fig = HeadView(HeadId(AttentionKind.CROSS, 0, 2)).figure(ctx, TR).to_plotly()
     np.testing.assert_allclose(np.array(fig.data[0].z, dtype=float), a.cross[0, 2], rtol=1e-6)
     focus = FocusView(AttentionKind.ENCODER, 1).matrix(ctx)
     assert focus.values.shape == (8, 3) and focus.rows[5] == "L1 H1"

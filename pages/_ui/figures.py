@@ -1,4 +1,4 @@
-"""Every figure of the app: arrays in, plotly Figure out (no Streamlit here).
+"""Every figure of the app: arrays in, a plotly Figure out, or for attention maps a Heatmap (no Streamlit here).
 
 Heatmap axes are categories whose labels are the tokens; a repeated token gets
 zero-width spaces appended, so "the" twice stays two columns. This keeps the JSON
@@ -8,7 +8,9 @@ Every label goes through :func:`esc`, since plotly reads <b>, </s> ... as markup
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.colors
@@ -51,6 +53,37 @@ def _title(title: str, size: int = 13) -> dict:
     return dict(text=esc(title), font=dict(size=size), x=0, xanchor="left", y=1, yanchor="top", pad=dict(t=6))
 
 
+@dataclass(frozen=True, eq=False)
+class Heatmap:
+    """One attention heatmap: plotly's own figure dict, a single heatmap trace and its layout.
+
+    The app draws it with its canvas chart (widgets.plot, heatmap.js), which keeps its place on
+    the page and redraws in place when a new sentence comes; Streamlit remounts a plotly chart
+    whose data changed (three per sentence on the heads tab). to_plotly() is the same figure in
+    plotly (the tests read it); to_dict() is what the browser receives, z as plotly's typed array.
+    """
+
+    trace: dict
+    layout: dict
+
+    def to_plotly(self) -> go.Figure:
+        return go.Figure(data=[go.Heatmap(**self.trace)], layout=self.layout)
+
+    def to_dict(self) -> dict:
+        z = np.ascontiguousarray(self.trace["z"], dtype="<f4")  # NaN and -inf survive, as bytes
+        bdata = {"dtype": "f4", "bdata": base64.b64encode(z.tobytes()).decode(), "shape": f"{z.shape[0]},{z.shape[1]}"}
+        trace = {**self.trace, "type": "heatmap", "z": bdata, "colorscale": _scale(self.trace["colorscale"])}
+        if "text" in trace:
+            trace["text"] = np.asarray(trace["text"]).tolist()
+        config = {"filename": PLOT_CONFIG["toImageButtonOptions"]["filename"]}
+        return {"data": [trace], "layout": self.layout, "config": config}
+
+
+def _scale(name) -> list:
+    """A colorscale as [position, colour] pairs (what the canvas chart reads)."""
+    return [[float(p), c] for p, c in plotly.colors.get_colorscale(name)] if isinstance(name, str) else name
+
+
 def attention_heatmap(
     values: np.ndarray,
     row_labels: Sequence[str],
@@ -66,7 +99,7 @@ def attention_heatmap(
     colorscale: str | None = None,
     height: int | None = None,
     show_values: bool = False,
-) -> go.Figure:
+) -> Heatmap:
     """A (T_q, T_k) matrix: rows are queries, columns are keys (first query on top).
 
     Cells that are -inf (masked scores) are drawn grey and labelled −∞; NaN cells are left empty.
@@ -95,11 +128,13 @@ def attention_heatmap(
         zmin=zrange[0],
         zmax=zrange[1],
         hovertemplate=f"{row_title}: %{{y}}<br>{col_title}: %{{x}}<br>{value_title}: %{{z:.4g}}<extra></extra>",
+        meta=dict(  # what the canvas chart writes: its hover, its buttons' titles
+            hover=[esc(row_title), esc(col_title), esc(value_title)], buttons=[tr("fig.save_png"), tr("fig.reset_zoom")]
+        ),
         colorbar=dict(thickness=10, len=0.8),
         xgap=0,
         ygap=0,
     )
-    texts = None
     if show_values or neg_inf.any():
         texts = np.where(neg_inf, "−∞", np.char.mod("%.2f", np.nan_to_num(values, nan=0.0, neginf=0.0)))
         if not show_values:
@@ -116,8 +151,7 @@ def attention_heatmap(
         xaxis=dict(type="category", side="top", tickangle=-90, showgrid=False, zeroline=False, automargin=False),
         yaxis=dict(type="category", autorange="reversed", showgrid=False, zeroline=False, automargin=False),
     )
-    # one constructor call: update_layout afterwards costs ~5x more
-    return go.Figure(data=[go.Heatmap(**trace)], layout=layout)
+    return Heatmap(trace, layout)
 
 
 def _tile_axis(labels: list[str], stride: int, **extra) -> dict:

@@ -90,7 +90,7 @@ class LookAheadRowView(View):
     def title(self, ctx: LookAheadDemo, tr: Tr) -> str:
         return tr("masks.row_title", row=self.row, token=ctx.targets[self.row])
 
-    def figure(self, ctx: LookAheadDemo, tr: Tr) -> go.Figure:
+    def figure(self, ctx: LookAheadDemo, tr: Tr) -> figures.Heatmap:
         m = self.matrix(ctx)
         return figures.attention_heatmap(
             m.values,

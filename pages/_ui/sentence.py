@@ -31,9 +31,7 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
         return cache.analysis(subj.path, subj.text, subj.beam)
     # an imported model's vocabulary is its tokenizer's (its <unk> notes below), not our corpus's words
     known = None if is_imported(ckpt.card) else cache.memo(for_card, ckpt.card)
-    a = cache.analysis(
-        subj.path, subj.text, subj.beam, first=lambda a: notes_and_translation(subj, ckpt, a, known, tr)
-    )
+    a = cache.analysis(subj.path, subj.text, subj.beam, first=lambda a: notes_and_translation(subj, ckpt, a, known, tr))
     if known is not None:
         with st.expander(tr("sentence.vocabulary", n=len(known.words))):
             for name, words in known.classes.items():

@@ -75,7 +75,7 @@ class View:
     def file_name(self) -> str:
         return type(self).__name__.removesuffix("View").lower()
 
-    def figure(self, ctx: ViewContext, tr: Tr) -> go.Figure:
+    def figure(self, ctx: ViewContext, tr: Tr) -> figures.Heatmap:
         m = self.matrix(ctx)
         style = {"diverging": m.diverging, **self.style(ctx, tr)}
         return figures.attention_heatmap(m.values, m.rows, m.cols, tr, self.title(ctx, tr), **style)

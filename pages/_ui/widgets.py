@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import streamlit as st
 
@@ -15,9 +16,22 @@ from .i18n import Translator
 from .probe import default_head
 from .views import View, ViewContext
 
+_heatmap = st.components.v2.component(
+    "attention_heatmap",
+    js=Path(__file__).with_name("heatmap.js").read_text(encoding="utf-8"),
+    css=Path(__file__).with_name("heatmap.css").read_text(encoding="utf-8"),
+    isolate_styles=False,  # in the page's DOM, where the browser tests and the benchmark look
+)
+
 
 def plot(fig, key: str, **kw) -> None:
-    """A plotly chart with the app's toolbar (PNG download from the camera icon)."""
+    """A chart: an attention heatmap on the app's canvas chart, which redraws in place when its data
+    changes (hover, drag to zoom, PNG from the camera icon); any other figure in plotly, with the
+    app's toolbar (PNG download from the camera icon)."""
+    if isinstance(fig, figures.Heatmap):
+        assert not kw, "the canvas heatmap takes no plotly options"
+        _heatmap(key=key, data=fig.to_dict())
+        return
     st.plotly_chart(fig, width="stretch", config=figures.PLOT_CONFIG, key=key, theme=None, **kw)
 
 

@@ -17,9 +17,9 @@ torch.set_num_threads(int(os.environ.get("TRANSFORMER_TORCH_THREADS", "1")))
 st.set_page_config(page_title="Attention Is All You Need", page_icon=":material/grid_view:", layout="wide")
 tr = session.setup()
 nav = Navigation(tr)  # the pages (catalogue titles, every url path) and the page this run opens
-nav.sidebar()
-session.sidebar(tr)
-session.follow_link(nav.pages)  # by module name, e.g. "explorer"
-with session.work_slot():
+with session.work_slot():  # the sidebar too: 30 sidebars drawn at once slowed the model's batches
+    nav.sidebar()
+    session.sidebar(tr)
+    session.follow_link(nav.pages)  # by module name, e.g. "explorer"
     nav.current.run()
 session.share_link()

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import tracemalloc
 
 import pytest
@@ -89,8 +90,10 @@ def test_a_link_leading_out_of_the_root_and_dotdot_are_refused(tmp_path, monkeyp
 
 @shipped
 def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path, monkeypatch):
-    """The scan is cached by the folders' modification times (tree_signature), not by a clock: nothing is
-    rescanned for a new sentence, and a checkpoint copied in (or removed) shows on the very next run."""
+    """The scan is cached by the folders' modification times (tree_signature): nothing is rescanned for a
+    new sentence, and a checkpoint copied in (or removed) shows on the first run after the signature is
+    read again (it serves the whole server for SIGNATURE_S, 1 s)."""
+    from pages._ui import session
     from transformer.layout import tree_signature
 
     root = tmp_path / "root"
@@ -103,8 +106,10 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
     assert tree_signature(root) == before  # the same folders: the same key
     shutil.copytree(DEFAULT_CHECKPOINT, root / "second", ignore=shutil.ignore_patterns("snapshots"))
     assert tree_signature(root) != before
+    time.sleep(session.SIGNATURE_S + 0.05)  # the signature read by the last run has expired
     run(at)
     assert at.sidebar.selectbox(key="checkpoint").options == ["first", "second"]
+    monkeypatch.setattr(session, "SIGNATURE_S", 0.0)  # read on every run
     shutil.rmtree(root / "second")
     run(at)
     assert at.sidebar.selectbox(key="checkpoint").options == ["first"]

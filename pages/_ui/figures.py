@@ -9,6 +9,7 @@ Every label goes through :func:`esc`, since plotly reads <b>, </s> ... as markup
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -79,9 +80,14 @@ class Heatmap:
         return {"data": [trace], "layout": self.layout, "config": config}
 
 
+@functools.lru_cache(maxsize=16)
+def _named_scale(name: str) -> tuple:
+    return tuple((float(p), c) for p, c in plotly.colors.get_colorscale(name))
+
+
 def _scale(name) -> list:
     """A colorscale as [position, colour] pairs (what the canvas chart reads)."""
-    return [[float(p), c] for p, c in plotly.colors.get_colorscale(name)] if isinstance(name, str) else name
+    return [list(stop) for stop in _named_scale(name)] if isinstance(name, str) else name
 
 
 def attention_heatmap(

@@ -8,6 +8,7 @@ functions: a page's script namespace is never captured by a widget.
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,9 +71,23 @@ def _links(root: str, signature: str) -> list[str]:
     return outside_links(root)
 
 
+SIGNATURE_S = 1.0  # how long one read of the folder's signature serves every session
+_signatures: dict[Path, tuple[float, str]] = {}  # root -> (when read, signature)
+
+
 def _signature(root: Path) -> str:
-    """tree_signature as one short string: st.cache_data hashes a 40-character key faster than the tuple."""
-    return hashlib.sha1(repr(tree_signature(root)).encode()).hexdigest()
+    """tree_signature as one short string (st.cache_data hashes a 40-character key faster than the tuple),
+    read at most once per SIGNATURE_S for the whole server: a checkpoint copied in shows within a second.
+    Each read is ~150 system calls; read on every run, under 30 sessions each of those calls waited for
+    the interpreter lock again, and the reads took a third of the sessions' script time (profiled with
+    bench/bench_load.py)."""
+    now = time.monotonic()
+    seen = _signatures.get(root)
+    if seen is not None and now - seen[0] < SIGNATURE_S:
+        return seen[1]
+    signature = hashlib.sha1(repr(tree_signature(root)).encode()).hexdigest()
+    _signatures[root] = (now, signature)
+    return signature
 
 
 def checkpoint_choices() -> dict[str, str]:
@@ -90,6 +105,7 @@ def refused_links() -> list[str]:
 
 def refresh_choices() -> None:
     """Scan the checkpoints folder again on the next call (a run has just written a new checkpoint)."""
+    _signatures.clear()
     _scan.clear()
 
 

@@ -1,4 +1,4 @@
-"""Work slots: at most WORK_SLOTS page bodies run at once (the server's cores); the others wait
+"""Work slots: at most WORK_SLOTS page bodies (with their sidebars) run at once (the server's cores); the others wait
 without holding the GIL, so runs finish one after another instead of all at the end, and the event
 loop that sends their results keeps its share of the interpreter (measured with bench/bench_load.py).
 

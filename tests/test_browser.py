@@ -240,6 +240,12 @@ def test_the_heatmap_redraws_in_place_names_cells_zooms_and_saves_a_png(server):
         path = download.value.path()
         assert download.value.suggested_filename == "attention.png"
         assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and Path(path).stat().st_size > 5_000
+        # its CSV button: the same matrix, written when clicked
+        with page.expect_download() as download:
+            page.get_by_role("button", name=EN("common.csv")).first.click()
+        lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+        assert download.value.suggested_filename.endswith(".csv") and len(lines) == len(rows) + 1
+        assert lines[1].startswith(f'"{clean(rows[0])}",')
         browser.close()
 
 

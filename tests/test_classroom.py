@@ -109,7 +109,7 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
     time.sleep(session.SIGNATURE_S + 0.05)  # the signature read by the last run has expired
     run(at)
     assert at.sidebar.selectbox(key="checkpoint").options == ["first", "second"]
-    monkeypatch.setattr(session, "SIGNATURE_S", 0.0)  # read on every run
+    monkeypatch.setattr(session._signatures, "ttl_s", 0.0)  # read on every run
     shutil.rmtree(root / "second")
     run(at)
     assert at.sidebar.selectbox(key="checkpoint").options == ["first"]

@@ -8,7 +8,6 @@ functions: a page's script namespace is never captured by a widget.
 from __future__ import annotations
 
 import hashlib
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from transformer.layout import (
 
 from . import cache
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
+from .lru import BoundedCache
 from .probe import default_head
 from .slots import WORK_SLOTS, work_slot  # noqa: F401  (app.py runs each page body in a work slot)
 from .widgets import ensure_choice, open_tab, set_head
@@ -72,7 +72,7 @@ def _links(root: str, signature: str) -> list[str]:
 
 
 SIGNATURE_S = 1.0  # how long one read of the folder's signature serves every session
-_signatures: dict[Path, tuple[float, str]] = {}  # root -> (when read, signature)
+_signatures: BoundedCache[str] = BoundedCache(16, 2**16, ttl_s=SIGNATURE_S)  # root -> signature
 
 
 def _signature(root: Path) -> str:
@@ -81,13 +81,7 @@ def _signature(root: Path) -> str:
     Each read is ~150 system calls; read on every run, under 30 sessions each of those calls waited for
     the interpreter lock again, and the reads took a third of the sessions' script time (profiled with
     bench/bench_load.py)."""
-    now = time.monotonic()
-    seen = _signatures.get(root)
-    if seen is not None and now - seen[0] < SIGNATURE_S:
-        return seen[1]
-    signature = hashlib.sha1(repr(tree_signature(root)).encode()).hexdigest()
-    _signatures[root] = (now, signature)
-    return signature
+    return _signatures.get(root, lambda: hashlib.sha1(repr(tree_signature(root)).encode()).hexdigest())
 
 
 def checkpoint_choices() -> dict[str, str]:

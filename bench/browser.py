@@ -144,8 +144,10 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def server(app_dir: Path, env: dict[str, str] | None = None, log: Path | None = None):
-    """A `streamlit run app.py` in app_dir on a free port; yields its URL and process."""
+    """A `streamlit run app.py` in app_dir on a free port; yields its URL and process.
+    log: where its output goes (default $BENCH_SERVER_LOG, else nowhere)."""
     port = free_port()
+    log = log or (Path(os.environ["BENCH_SERVER_LOG"]) if os.environ.get("BENCH_SERVER_LOG") else None)
     out = open(log, "w") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]

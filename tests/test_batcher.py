@@ -146,8 +146,10 @@ def test_a_failing_request_inside_a_batch_fails_alone_with_its_message(tiny):
     assert batcher.batches == [3]  # the three ran as one batch
 
 
-def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch):
-    """When the padded pass itself raises, each request runs alone and only the guilty one fails."""
+@pytest.mark.parametrize("stage", ["_join", "_step"])
+def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch, stage):
+    """When the padded pass itself raises (the encoder pass of an arriving group, or a decoding step),
+    each request in it runs alone and only the guilty one fails."""
     model, tok = tiny
     import transformer.serving.batched as batched
 
@@ -162,7 +164,7 @@ def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tin
         raise RuntimeError("the padded pass failed")
 
     monkeypatch.setattr(batched, "analyse", fragile)
-    monkeypatch.setattr(batched, "_batched", broken)
+    monkeypatch.setattr(batched.Decoding, stage, broken)
     with torch.inference_mode():
         got = analyse_batch(model, tok, TEXTS, 1)
     assert [type(g).__name__ for g in got] == ["Analysis", "Analysis", "RuntimeError", "Analysis"]
@@ -326,14 +328,18 @@ def test_the_translation_goes_out_before_the_slot_is_taken_back(monkeypatch):
 
     monkeypatch.setattr(slots, "_slots", threading.BoundedSemaphore(1))
 
+    seen = []
+
     class Elsewhere:  # a backend computing in another thread, as the batcher does
         elsewhere = True
 
         def analyse(self, ckpt, text, beam, options):
             return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
 
+        def wait_idle(self, timeout_s):
+            seen.append(("wait_idle", slots._slots._value))
+
     monkeypatch.setattr(cache, "_backend", Elsewhere)
-    seen = []
 
     def first(a) -> None:
         free = slots._slots.acquire(blocking=False)
@@ -344,7 +350,8 @@ def test_the_translation_goes_out_before_the_slot_is_taken_back(monkeypatch):
     with slots.work_slot():
         a = cache.analysis(str(DEFAULT_CHECKPOINT), "The slot test's own sentence.", 1, first=first)
         assert not slots._slots.acquire(blocking=False)  # the page holds its slot again afterwards
-    assert seen == [(a.translation, True)]
+    # the translation first, then (slot still lent) the page waits for the model's other sentences
+    assert seen == [(a.translation, True), ("wait_idle", 1)]
 
 
 def test_the_environment_chooses_the_backend(monkeypatch):
@@ -413,3 +420,143 @@ def test_the_worker_uses_every_core_by_default_up_to_a_cap(monkeypatch):
     assert Batcher.from_env().single_threads == 1  # a batch of one: one thread unless told otherwise
     monkeypatch.setenv("TRANSFORMER_BATCH_SINGLE_THREADS", "2")
     assert Batcher.from_env().single_threads == 2
+
+
+JOINING = [*SHIPPED, "The selected file is saved in the current folder.", "Click the button."]
+
+
+@pytest.mark.parametrize("beam", [1, 4])
+def test_sentences_that_join_a_decoding_batch_get_the_unbatched_answers(shipped, tiny, beam):
+    """Continuous batching: sentences added after 0, 2, 3 and 8 steps (longer and shorter sources than
+    the running ones, so the cache's rows have empty first slots and the source axis widens) each get
+    exactly what they get alone, and each result is there as soon as its sentence ends."""
+    from transformer.serving import Decoding
+
+    for model, tok, texts in ((*shipped, JOINING), (*tiny, TEXTS)):
+        ref = reference(model, tok, texts, beam)
+        run = Decoding(model, tok, beam)
+        got, ended = {}, {}
+        plan = {0: texts[:1], 2: texts[1:3], 3: texts[3:4], 8: texts[4:]}
+        handles, step = [], 0
+        with torch.inference_mode():
+            while step in plan or run.active or step < max(plan):
+                handles += run.add(plan.get(step, []))
+                run.step()
+                step += 1
+                for h, a in run.done().items():
+                    got[h], ended[h] = a, step
+        assert len(got) == len(texts)
+        for h, a in zip(handles, ref):
+            same(a, got[h])
+        if model is shipped[0]:
+            # the second sentence ("It is red.", added at step 2) ends long before the first one does
+            assert ended[handles[1]] < ended[handles[0]]
+
+
+class HeldStep:
+    """Decoding.step, held at its second call until the test lets it go: requests queue meanwhile."""
+
+    def __init__(self, monkeypatch) -> None:
+        import transformer.serving.batched as batched
+
+        self.reached, self.go, self.calls, self.active = threading.Event(), threading.Event(), 0, []
+        real = batched.Decoding.step
+
+        def step(run) -> None:
+            self.calls += 1
+            self.active.append(run.active)
+            if self.calls == 2:
+                self.reached.set()
+                self.go.wait(30)
+            real(run)
+
+        monkeypatch.setattr(batched.Decoding, "step", step)
+
+
+def test_a_request_that_arrives_while_a_batch_decodes_joins_it(shipped, monkeypatch):
+    model, tok = shipped
+    held = HeldStep(monkeypatch)
+    batcher = Batcher(window_s=0.0)
+    first = batcher.submit(model, tok, SHIPPED[0])
+    assert held.reached.wait(30)  # the first batch is decoding
+    later = batcher.submit(model, tok, SHIPPED[1])
+    held.go.set()
+    got = [first.result(timeout=60), later.result(timeout=60)]
+    assert batcher.batches == [2]  # one batch served both
+    for a, b in zip(reference(model, tok, SHIPPED[:2], 1), got):
+        same(a, b)
+
+
+def test_a_request_of_another_kind_waiting_stops_a_batch_taking_more(shipped, monkeypatch):
+    """A beam-4 request queued before a greedy one: the running greedy batch takes neither, the beam-4
+    one runs next, then the greedy one (first come, first served across kinds); caps hold for joiners."""
+    model, tok = shipped
+    held = HeldStep(monkeypatch)
+    batcher = Batcher(window_s=0.0)
+    futures = [batcher.submit(model, tok, SHIPPED[0])]
+    assert held.reached.wait(30)
+    futures += [batcher.submit(model, tok, SHIPPED[1], 4), batcher.submit(model, tok, SHIPPED[2])]
+    held.go.set()
+    got = [f.result(timeout=120) for f in futures]
+    assert batcher.batches == [1, 1, 1]
+    ref = [*reference(model, tok, SHIPPED[:1], 1), *reference(model, tok, SHIPPED[1:2], 4)]
+    ref += reference(model, tok, SHIPPED[2:3], 1)
+    for a, b in zip(ref, got):
+        same(a, b)
+
+    held = HeldStep(monkeypatch)
+    capped = Batcher(window_s=0.0, max_sentences=2)
+    futures = [capped.submit(model, tok, SHIPPED[0])]
+    assert held.reached.wait(30)
+    futures += [capped.submit(model, tok, t) for t in SHIPPED[1:3]]
+    held.go.set()
+    for a, f in zip(reference(model, tok, SHIPPED[:3], 1), futures):
+        same(a, f.result(timeout=60))
+    # the second joined at once; the third only when a place was free: never more than two decoding
+    assert capped.batches == [3] and max(held.active) == 2 and held.active[2] == 2
+
+
+def test_a_new_batch_waits_for_the_requests_on_their_way_and_a_lone_one_does_not(tiny):
+    """arriving (the app: page runs not yet at the model) holds a new batch until they have asked."""
+    model, tok = tiny
+    spy, on_the_way = Spy(), [1]
+    batcher = Batcher(window_s=0.0, run=spy, arriving=lambda: on_the_way[0], arriving_s=30)
+
+    def second() -> None:
+        time.sleep(0.2)
+        batcher.submit(model, tok, TEXTS[1])
+        on_the_way[0] = 0
+
+    t = threading.Thread(target=second)
+    t.start()
+    assert isinstance(batcher.analyse(model, tok, TEXTS[0]), Analysis)
+    t.join(10)
+    assert [c[0] for c in spy.calls] == [[TEXTS[0], TEXTS[1]]]  # one batch, though 0.2 s apart
+    assert isinstance(batcher.submit(model, tok, TEXTS[2]).result(timeout=10), Analysis)  # nobody on the way
+
+
+def test_pages_on_their_way_to_the_model_are_counted_until_they_wait_for_it():
+    import pages._ui.slots as slots
+
+    before = slots.arriving()
+    with slots.work_slot():
+        assert slots.arriving() == before + 1  # started: on its way
+        with slots.released():
+            assert slots.arriving() == before  # waiting for the model: arrived
+        assert slots.arriving() == before  # drawing its result is not on the way again
+    with slots.work_slot():  # a page that never asks for the model
+        assert slots.arriving() == before + 1
+    assert slots.arriving() == before
+
+
+def test_the_batcher_says_when_it_is_idle(shipped, monkeypatch):
+    model, tok = shipped
+    held = HeldStep(monkeypatch)
+    batcher = Batcher(window_s=0.0)
+    assert batcher.wait_idle(0)
+    future = batcher.submit(model, tok, SHIPPED[0])
+    assert held.reached.wait(30)
+    assert not batcher.wait_idle(0.05)  # decoding
+    held.go.set()
+    future.result(timeout=60)
+    assert batcher.wait_idle(30)

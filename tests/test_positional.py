@@ -31,3 +31,20 @@ def test_without_positions_the_encoder_is_permutation_equivariant():
     for kind in ("sinusoidal", "learned"):
         out = _encode(kind, tokens)
         assert not torch.allclose(_encode(kind, tokens[:, perm]), out[:, perm], atol=1e-3)
+
+
+def test_rows_of_a_batch_can_start_at_their_own_positions():
+    """Continuous batching: a row that joined later is at its own position (PositionalEncoding's tensor start)."""
+    from transformer.positional import PositionalEncoding
+
+    pe = PositionalEncoding("sinusoidal", 20, 16)
+    x = torch.randn(3, 2, 16)
+    got = pe(x, torch.tensor([0, 5, 17]))
+    for row, start in enumerate((0, 5, 17)):
+        torch.testing.assert_close(got[row : row + 1], pe(x[row : row + 1], start))
+    try:
+        pe(x, torch.tensor([0, 5, 19]))  # 19 + 2 > max_len
+    except ValueError as exc:
+        assert "longer than max_len" in str(exc)
+    else:
+        raise AssertionError("positions past max_len were accepted")

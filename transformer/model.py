@@ -96,9 +96,12 @@ class TransformerOutput:
 class DecoderCache:
     """Keys and values of the decoder's past positions, per layer, for incremental decoding."""
 
-    self_kv: list[tuple[Tensor, Tensor] | None]
-    cross_kv: list[tuple[Tensor, Tensor] | None]
+    self_kv: list[tuple[Tensor, Tensor] | None]  # per layer (B, H, length, d_k) each
+    cross_kv: list[tuple[Tensor, Tensor] | None]  # per layer (B, H, S, d_k) each
     length: int = 0
+    # (B,) empty slots at the start of each row's self-attention keys: a row that joined the batch after
+    # `offset` steps (continuous batching) is at position length - offset, and its empty keys are masked
+    offsets: Tensor | None = None
 
     @classmethod
     def empty(cls, n_layers: int) -> DecoderCache:
@@ -110,7 +113,8 @@ class DecoderCache:
         def pick(kv: tuple[Tensor, Tensor] | None) -> tuple[Tensor, Tensor] | None:
             return None if kv is None else (kv[0].index_select(0, index), kv[1].index_select(0, index))
 
-        return DecoderCache([pick(kv) for kv in self.self_kv], [pick(kv) for kv in self.cross_kv], self.length)
+        offsets = None if self.offsets is None else self.offsets.index_select(0, index)
+        return DecoderCache([pick(kv) for kv in self.self_kv], [pick(kv) for kv in self.cross_kv], self.length, offsets)
 
 
 @dataclass
@@ -306,14 +310,14 @@ class Transformer(nn.Module):
                 nn.init.zeros_(p)
 
     def embed(
-        self, tokens: Tensor, table: nn.Embedding, start: int = 0, positions: bool = True
+        self, tokens: Tensor, table: nn.Embedding, start: int | Tensor = 0, positions: bool = True
     ) -> tuple[Tensor, Tensor]:
         """Token embedding × √d_model (§3.4), then + positional encoding (§3.5) unless positions is False."""
         emb = table(tokens) * math.sqrt(self.config.d_model)  # (B, T, d_model)
         return emb, self.positional(emb, start) if positions else emb
 
     def _stack_input(
-        self, tokens: Tensor, kind: AttentionKind, start: int, options: CallOptions, capture: Capture
+        self, tokens: Tensor, kind: AttentionKind, start: int | Tensor, options: CallOptions, capture: Capture
     ) -> Tensor:
         """What enters the first layer of the encoder (kind ENCODER) or the decoder stack, recorded in capture."""
         table = self.src_embed if kind.in_encoder else self.tgt_embed
@@ -360,6 +364,11 @@ class Transformer(nn.Module):
             x = result.output
         return x
 
+    def cross_kv(self, memory: Tensor) -> list[tuple[Tensor, Tensor]]:
+        """Each decoder layer's cross-attention keys and values of memory, as a cache keeps them after the
+        first step. Shape: memory (B, S, d_model) -> per layer 2 × (B, H, S, d_k)."""
+        return [layer.cross_attn.project_kv(memory, memory) for layer in self.decoder_layers]
+
     def decode(
         self,
         tgt: Tensor,
@@ -375,12 +384,19 @@ class Transformer(nn.Module):
 
         With a cache, tgt holds only the new positions; the cache (the caller's,
         never the model's) is updated in place. src_mask is the one the encoder used.
+        A cache with offsets holds rows that joined later: each row is at its own position, and its
+        empty first slots are masked.
         """
         capture = capture or Capture()
         start = 0 if cache is None else cache.length
+        offsets = None if cache is None else cache.offsets
         T = tgt.size(1)
         if tgt_mask is None:
-            if cache is None:
+            if offsets is not None:  # each row sees its own cached keys (and, with look-ahead, earlier new ones)
+                tgt_mask = (torch.arange(start + T, device=tgt.device) >= offsets[:, None])[:, None, None, :]
+                if T > 1 and options.look_ahead_mask:
+                    tgt_mask = tgt_mask & subsequent_mask(start + T, tgt.device)[:, :, start:, :]
+            elif cache is None:
                 if options.padding_mask:
                     tgt_mask = target_mask(tgt, self.config.pad_id, options.look_ahead_mask)
                     if self.config.bos_id == self.config.pad_id:  # Marian starts with pad: that key is real
@@ -390,7 +406,8 @@ class Transformer(nn.Module):
             elif T > 1 and options.look_ahead_mask:  # new positions see every cached one and earlier new ones
                 tgt_mask = subsequent_mask(start + T, tgt.device)[:, :, start:, :]
             # else: one new position sees every cached one, so no mask is needed
-        x = self._stack_input(tgt, AttentionKind.DECODER, start, options, capture)
+        positions = start if offsets is None else start - offsets  # (B,) each row's own position
+        x = self._stack_input(tgt, AttentionKind.DECODER, positions, options, capture)
         for i, layer in enumerate(self.decoder_layers):
             result = layer(
                 x,

@@ -46,11 +46,16 @@ class PositionalEncoding(nn.Module):
         else:
             raise ValueError(f"unknown positional encoding {kind!r}")
 
-    def forward(self, x: Tensor, start: int = 0) -> Tensor:
-        """Shape: x (B, T, d_model) -> (B, T, d_model); positions start..start+T-1."""
+    def forward(self, x: Tensor, start: int | Tensor = 0) -> Tensor:
+        """Shape: x (B, T, d_model) -> (B, T, d_model); positions start..start+T-1, or for a (B,) tensor
+        start, row b's positions start[b]..start[b]+T-1 (rows of a batch that joined at different steps)."""
         if self.table is None:
             return x
-        end = start + x.size(1)
+        if isinstance(start, Tensor):
+            positions = start[:, None] + torch.arange(x.size(1), device=start.device)  # (B, T)
+            end = int(positions.max()) + 1 if positions.numel() else 0
+        else:
+            end = start + x.size(1)
         if end > self.max_len:
             raise ValueError(f"sequence of {end} tokens is longer than max_len={self.max_len}")
-        return x + self.table[start:end]
+        return x + (self.table[positions] if isinstance(start, Tensor) else self.table[start:end])

@@ -33,6 +33,9 @@ from .lru import BoundedCache, size_of
 
 # Measured: ~100 kB per analysis of a 30-piece sentence with the shipped model, ~1.8 MB at 127 pieces.
 ANALYSIS_TTL_S = 6 * 3600
+# how long a page whose analysis is there waits for the batcher to finish the other sessions' sentences
+# before drawing (a class that never stops typing still gets its heatmaps)
+YIELD_TO_MODEL_S = 1.0
 
 
 def limits() -> tuple[int, int]:
@@ -114,6 +117,8 @@ def analysis(
         a = analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
         if first is not None:
             first(a)
+        # the model's thread first: drawing this page now would slow the sentences it still decodes
+        backend.wait_idle(YIELD_TO_MODEL_S)
         return a
 
 
@@ -122,7 +127,7 @@ def _backend():
     """The server's one analysis backend: in-process batcher, or a client of the Ray Serve deployment."""
     from transformer.serving import backend_from_env
 
-    return backend_from_env()
+    return backend_from_env(arriving=slots.arriving)
 
 
 T = TypeVar("T")

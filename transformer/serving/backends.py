@@ -8,6 +8,7 @@ otherwise                                             -> the in-process batcher 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
@@ -26,6 +27,10 @@ class Backend(Protocol):
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis: ...
 
+    def wait_idle(self, timeout_s: float) -> None:
+        """Wait, at most timeout_s, while this process's model thread still decodes others' sentences."""
+        ...
+
 
 class Direct:
     """Every caller runs its own unbatched analysis in its own thread (the reference of the benches)."""
@@ -36,21 +41,27 @@ class Direct:
         with torch.inference_mode():
             return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
 
+    def wait_idle(self, timeout_s: float) -> None:
+        pass  # every caller computes in its own thread
+
 
 class Batched:
     """Callers that ask at the same moment share one padded pass (see Batcher)."""
 
     elsewhere = True
 
-    def __init__(self, batcher: Batcher | None = None) -> None:
-        self.batcher = batcher or Batcher.from_env()
+    def __init__(self, batcher: Batcher | None = None, arriving: Callable[[], int] | None = None) -> None:
+        self.batcher = batcher or Batcher.from_env(arriving)
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
         return self.batcher.analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
 
+    def wait_idle(self, timeout_s: float) -> None:
+        self.batcher.wait_idle(timeout_s)
 
-def backend_from_env() -> Backend:
-    """The backend the environment names (see the module's docstring)."""
+
+def backend_from_env(arriving: Callable[[], int] | None = None) -> Backend:
+    """The backend the environment names (see the module's docstring); arriving: see Batcher."""
     address = os.environ.get(RAY_ADDRESS_ENV, "").strip()
     if address:
         from .ray_serve import RayClient  # ray is imported only when asked for
@@ -58,4 +69,4 @@ def backend_from_env() -> Backend:
         return RayClient(address)
     if os.environ.get(BACKEND_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
         return Direct()
-    return Batched()
+    return Batched(arriving=arriving)

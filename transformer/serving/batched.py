@@ -1,25 +1,29 @@
 """Many sentences through the model in one padded pass, each result equal to ``analysis.analyse``.
 
-The work of one unbatched analysis, done for B sentences at once:
-1. the encoder on the (B, S) right-padded sources (the padding mask hides the pads);
-2. beam search (beam 1 is greedy decoding) on B·K flattened rows sharing one key/value cache,
-   every sentence keeping its own beams, finished hypotheses and length limit, exactly as
-   ``decoding.beam_search`` / ``greedy_decode`` do for one;
+``Decoding`` does the work of one unbatched analysis for many sentences at once, and lets new
+sentences join between decoding steps (continuous batching: sentences that arrive while others
+decode do not wait for the whole batch to end, and each result leaves as soon as its sentence ends):
+1. the encoder on each arriving group's (B, S) right-padded sources (the padding mask hides the
+   pads), and their cross-attention keys and values, which join the running key/value cache;
+2. beam search (beam 1 is greedy decoding) on the flattened rows of every live sentence, each
+   keeping its own beams, finished hypotheses and length limit, exactly as ``decoding.beam_search``
+   / ``greedy_decode`` do for one. A row that joined after k steps has k empty self-attention slots
+   first, masked, and its own positions (``DecoderCache.offsets``);
 3. the decoder's maps: greedy decoding (beam 1) records them at every step, each row's step t being
-   row t of the teacher-forced pass; a beam search replays the winners in one teacher-forced pass over
-   the (B, T) right-padded decoder inputs with every map captured;
+   row t of the teacher-forced pass; a beam search replays its winner in one teacher-forced pass;
 4. each sentence's maps cut back to its own (S_i, T_i).
-A padded key gets weight 0 and the real ones are renormalised over the same keys, so the cut maps
-equal the unbatched ones up to float rounding (tests: 1e-5), and the decoded ids are the same.
+A padded or empty key gets weight 0 and the real ones are renormalised over the same keys, so the
+cut maps equal the unbatched ones up to float rounding (tests: 1e-5), and the decoded ids are the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from ..analysis import Analysis, Source, analyse, assemble, max_new_tokens
@@ -39,94 +43,236 @@ def batchable(options: CallOptions) -> bool:
 
 
 @dataclass
-class DecodingStep:
-    """What one greedy step saw: the sentence of each row, its next-token log-probabilities, its weights."""
+class _Sentence:
+    """One sentence's decoding: its beams, what it has finished, and (greedy) each step's maps."""
 
-    rows: list[int]  # (R,) the sentence index of each row
-    log_probs: Tensor  # (R, vocab): the model's own, as a teacher-forced pass gives them (pad not masked)
-    attention: AttentionMaps  # decoder [L] (R, H, 1, t+1), cross [L] (R, H, 1, S)
+    text: str  # as asked (run alone if its group's pass fails)
+    source: Source
+    limit: int  # its max_new_tokens, cut to the model's length
+    encoder: np.ndarray  # (L, H, S, S)
+    memory: Tensor  # (S, d_model), for a teacher-forced replay (beam search)
+    beams: list[list[int]] = field(default_factory=lambda: [[]])
+    scores: Tensor = field(default_factory=lambda: torch.zeros(1))
+    finished: list[tuple[float, float, list[int]]] = field(default_factory=list)
+    # greedy: per step, its decoder (L, H, t+1) and cross (L, H, S) weights and (vocab,) log-probabilities
+    steps: list[tuple[np.ndarray, np.ndarray, Tensor]] = field(default_factory=list)
 
 
-@torch.no_grad()
-def beam_search_batch(
-    model: Transformer,
-    sources: Sequence[Sequence[int]],
-    beam_size: int,
-    limits: Sequence[int],
-    *,
-    alpha: float = 0.6,
-    options: CallOptions = DEFAULT,
-    capture: Capture | None = None,
-    steps: list[DecodingStep] | None = None,
-) -> tuple[list[list[int]], Tensor, Tensor | None, Tensor]:
-    """decoding.beam_search for B sentences at once (beam 1: greedy); returns the tokens of each
-    (EOS included when reached), and the padded sources, their mask and the memory (B, S, d_model)
-    for the teacher-forced pass. capture: filled with the encoder's maps. steps (beam 1 only): filled
-    with every step's DecodingStep.
+class Decoding:
+    """analysis.analyse for many sentences, which may join while others decode.
 
-    Shape: sources B lists of ids (EOS last); limits: each sentence's max_new_tokens.
+        run = Decoding(model, tokenizer, beam_size, options)
+        handles = run.add(texts)          # at any time: they join at the next step
+        while run.active:
+            run.step()
+            for handle, result in run.done().items(): ...   # an Analysis, or that sentence's exception
+
+    Args:
+        options: must be batchable (padding changes nothing under them).
+        alpha: beam search's length penalty (§6.1).
+
+    A text that cannot be read gets its exception; when a padded pass fails, the sentences in it are
+    each analysed alone, so only a guilty one fails.
     """
-    if beam_size < 1:
-        raise ValueError("beam_size must be at least 1")
-    if steps is not None and beam_size != 1:
-        raise ValueError("steps are recorded by greedy decoding (beam 1) only")
-    require_eval(model)
-    bos_id, eos_id = model.config.bos_id, model.config.eos_id
-    device = next(model.parameters()).device
-    B = len(sources)
-    limits = [min(n, model.config.max_len - 1) for n in limits]
-    src = pad_batch(sources, model.config.pad_id).to(device)  # (B, S)
-    src_mask = model.source_mask(src, options)  # (B, 1, 1, S)
-    memory = model.encode(src, src_mask, options=options, capture=capture)  # (B, S, d_model)
-    cache = DecoderCache.empty(len(model.decoder_layers))
-    # the live rows are sentence by sentence, each sentence's beams next to each other
-    beams: list[list[list[int]]] = [[[]] for _ in range(B)]
-    scores: list[Tensor] = [torch.zeros(1, device=device) for _ in range(B)]
-    finished: list[list[tuple[float, float, list[int]]]] = [[] for _ in range(B)]
-    result: list[list[int] | None] = [None if n > 0 else [] for n in limits]
-    live = [i for i in range(B) if limits[i] > 0]  # sentences still decoding, in row order
-    last = torch.full((len(live), 1), bos_id, dtype=torch.long, device=device)
-    step = 0
-    while live:
-        counts = [len(beams[i]) for i in live]
-        sent = torch.tensor([i for i, n in zip(live, counts) for _ in range(n)], device=device)  # (R,)
-        mask = None if src_mask is None else src_mask.index_select(0, sent)
-        # the memory is read at the first step only: later ones use the cached cross-attention keys/values
-        mem = memory.index_select(0, sent) if step == 0 else memory[:1].expand(len(sent), -1, -1)
-        seen = None if steps is None else Capture(AttentionMaps())
-        logits = model.decode(last, mem, mask, options=options, cache=cache, capture=seen)[:, -1]
+
+    def __init__(
+        self, model: Transformer, tokenizer: Tokenizer, beam_size: int = 1, options: CallOptions = DEFAULT
+    ) -> None:
+        if beam_size < 1:
+            raise ValueError("beam_size must be at least 1")
+        if not batchable(options):
+            raise ValueError("under these options padding changes the result: analyse each sentence alone")
+        require_eval(model)
+        self.model, self.tokenizer, self.beam_size, self.options = model, tokenizer, beam_size, options
+        self.alpha = 0.6
+        self.device = next(model.parameters()).device
+        self.sentences: dict[int, _Sentence] = {}
+        self.live: list[int] = []  # handles still decoding, in row order (a sentence's beams together)
+        self.cache: DecoderCache | None = None  # every live beam's row
+        self.src_mask: Tensor | None = None  # (R, 1, 1, S)
+        self.last: Tensor | None = None  # (R, 1) each row's last token
+        self._done: dict[int, Analysis | Exception] = {}
+        self._next = 0
+
+    @property
+    def active(self) -> int:
+        """Sentences still decoding."""
+        return len(self.live)
+
+    def rows_and_width(self) -> tuple[int, int]:
+        """(rows, longest source) of the running batch: what its memory holds."""
+        return (0, 0) if self.src_mask is None else (self.src_mask.size(0), self.src_mask.size(-1))
+
+    def done(self) -> dict[int, Analysis | Exception]:
+        """The results that ended since the last call, by handle."""
+        out, self._done = self._done, {}
+        return out
+
+    @torch.no_grad()
+    def add(self, texts: Sequence[str]) -> list[int]:
+        """Start decoding texts: their encoder pass now, their first step with the next step()."""
+        handles = list(range(self._next, self._next + len(texts)))
+        self._next += len(texts)
+        ready: list[tuple[int, str, Source]] = []
+        for h, text in zip(handles, texts):
+            try:
+                ready.append((h, text, Source.of(self.tokenizer, text, self.model.config.max_len)))
+            except Exception as exc:  # noqa: BLE001  (the request's own error, reported to it alone)
+                self._done[h] = exc
+        if ready:
+            try:
+                self._join(ready)
+            except Exception:  # noqa: BLE001  one text broke the group's pass: find which, each alone
+                for h, text, _ in ready:
+                    self._done[h] = self._alone(text)
+        return handles
+
+    @torch.no_grad()
+    def step(self) -> None:
+        """One decoding step of every live row; sentences that end go to done()."""
+        if not self.live:
+            return
+        try:
+            self._step()
+        except Exception:  # noqa: BLE001  the padded pass failed: each live sentence alone
+            for h in self.live:
+                self._done[h] = self._alone(self.sentences.pop(h).text)
+            self.live, self.cache, self.src_mask, self.last = [], None, None, None
+
+    # --- the work -----------------------------------------------------------------------------------
+
+    def _alone(self, text: str) -> Analysis | Exception:
+        return _alone(self.model, self.tokenizer, text, self.beam_size, self.options)
+
+    def _join(self, ready: list[tuple[int, str, Source]]) -> None:
+        """Encode a group and add its rows (one per sentence: a beam starts from one hypothesis)."""
+        model = self.model
+        src = pad_batch([s.ids for _, _, s in ready], model.config.pad_id).to(self.device)  # (B, S)
+        src_mask = model.source_mask(src, self.options)  # (B, 1, 1, S)
+        capture = Capture(AttentionMaps())
+        memory = model.encode(src, src_mask, options=self.options, capture=capture)  # (B, S, d_model)
+        encoder = torch.stack(capture.attention.encoder, dim=1).float().cpu()  # (B, L, H, S, S)
+        cross = model.cross_kv(memory)  # per layer 2 × (B, H, S, d_k)
+        joining = []
+        for b, (h, text, source) in enumerate(ready):
+            S = len(source.ids)
+            limit = min(max_new_tokens(source), model.config.max_len - 1)
+            # copies: a view would keep the whole group's maps alive in the cache
+            sentence = _Sentence(text, source, limit, encoder[b, :, :, :S, :S].numpy().copy(), memory[b, :S])
+            sentence.scores = sentence.scores.to(self.device)
+            self.sentences[h] = sentence
+            if limit > 0:
+                joining.append(b)
+            else:
+                self._finish(h, [])
+        if not joining:
+            return
+        rows = torch.tensor(joining, device=self.device)
+        cross = [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in cross]
+        self._merge(cross, src_mask.index_select(0, rows))
+        self.live += [ready[b][0] for b in joining]
+        bos = torch.full((len(joining), 1), model.config.bos_id, dtype=torch.long, device=self.device)
+        self.last = bos if self.last is None else torch.cat([self.last, bos])
+
+    def _merge(self, cross: list[tuple[Tensor, Tensor]], src_mask: Tensor) -> None:
+        """Append new rows to the cache: no past keys yet (their slots masked), cross keys padded to one width."""
+        n = src_mask.size(0)
+        if self.cache is None:
+            offsets = torch.zeros(n, dtype=torch.long, device=self.device)
+            self.cache = DecoderCache([None] * len(cross), list(cross), 0, offsets)
+            self.src_mask = src_mask
+            return
+        cache, old_mask = self.cache, self.src_mask
+        S = max(old_mask.size(-1), src_mask.size(-1))
+
+        def widen(t: Tensor, dim: int) -> Tensor:  # pad the source axis to S (masked keys)
+            return F.pad(t, (0, 0) * (t.dim() - 1 - dim) + (0, S - t.size(dim)))
+
+        cache.cross_kv = [
+            (torch.cat([widen(k0, 2), widen(k1, 2)]), torch.cat([widen(v0, 2), widen(v1, 2)]))
+            for (k0, v0), (k1, v1) in zip(cache.cross_kv, cross)
+        ]
+        if cache.length:
+            cache.self_kv = [
+                (torch.cat([k, k.new_zeros(n, *k.shape[1:])]), torch.cat([v, v.new_zeros(n, *v.shape[1:])]))
+                for k, v in cache.self_kv
+            ]
+        cache.offsets = torch.cat([cache.offsets, torch.full((n,), cache.length, dtype=torch.long, device=self.device)])
+        self.src_mask = torch.cat([widen(old_mask, 3), widen(src_mask, 3)])
+
+    def _step(self) -> None:
+        model, cache = self.model, self.cache
+        assert cache is not None and self.src_mask is not None and self.last is not None
+        greedy = self.beam_size == 1
+        counts = [len(self.sentences[h].beams) for h in self.live]
+        rows = len(self.last)
+        seen = Capture(AttentionMaps()) if greedy else None
+        # the memory is never read: every row's cross-attention keys and values are in the cache
+        placeholder = torch.zeros(rows, 1, model.config.d_model, device=self.device)
+        logits = model.decode(self.last, placeholder, self.src_mask, options=self.options, cache=cache, capture=seen)
+        logits = logits[:, -1]
         logp = next_log_probs(model, logits)  # (R, vocab)
         if seen is not None:
-            steps.append(DecodingStep(sent.tolist(), logits.log_softmax(-1), seen.attention))
+            own = logits.log_softmax(-1)  # the model's own, as a teacher-forced pass gives them
+            self_w = torch.stack(seen.attention.decoder)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, len)
+            cross_w = torch.stack(seen.attention.cross)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, S)
+            offsets = cache.offsets.tolist()
+            for r, h in enumerate(self.live):
+                s = self.sentences[h]
+                S = len(s.source.ids)
+                s.steps.append((self_w[:, r, :, offsets[r] :].copy(), cross_w[:, r, :, :S].copy(), own[r]))
         vocab = logp.size(-1)
-        step += 1
         keep_rows: list[int] = []
         next_live, next_tok = [], []
         start = 0
-        for i, n in zip(live, counts):
-            cand = (scores[i][:, None] + logp[start : start + n]).view(-1)  # (n · vocab)
-            keep_beam, keep_tok, keep_score = beam_step(cand, vocab, beams[i], finished[i], eos_id, beam_size, alpha)
-            if not keep_beam or len(finished[i]) >= beam_size:
-                result[i] = max(finished[i], key=lambda f: f[0])[2]
+        for h, n in zip(self.live, counts):
+            s = self.sentences[h]
+            cand = (s.scores[:, None] + logp[start : start + n]).view(-1)  # (n · vocab)
+            keep_beam, keep_tok, keep_score = beam_step(
+                cand, vocab, s.beams, s.finished, model.config.eos_id, self.beam_size, self.alpha
+            )
+            if not keep_beam or len(s.finished) >= self.beam_size:
+                self._finish(h, max(s.finished, key=lambda f: f[0])[2])
             else:
-                beams[i] = [beams[i][b] + [t] for b, t in zip(keep_beam, keep_tok)]
-                scores[i] = torch.tensor(keep_score, device=device)
-                if step >= limits[i]:  # ran out of length
-                    done = finished[i] or [
-                        (s / length_penalty(len(b), alpha), s, b) for s, b in zip(scores[i].tolist(), beams[i])
+                s.beams = [s.beams[b] + [t] for b, t in zip(keep_beam, keep_tok)]
+                s.scores = torch.tensor(keep_score, device=self.device)
+                if len(s.beams[0]) >= s.limit:  # ran out of length
+                    done = s.finished or [
+                        (sc / length_penalty(len(b), self.alpha), sc, b) for sc, b in zip(s.scores.tolist(), s.beams)
                     ]
-                    result[i] = max(done, key=lambda f: f[0])[2]
+                    self._finish(h, max(done, key=lambda f: f[0])[2])
                 else:
-                    next_live.append(i)
+                    next_live.append(h)
                     keep_rows += [start + b for b in keep_beam]
                     next_tok += keep_tok
             start += n
-        live = next_live
-        if live:
-            if keep_rows != list(range(len(sent))):  # greedy rows that all go on need no reordering
-                cache = cache.index_select(torch.tensor(keep_rows, device=device))
-            last = torch.tensor(next_tok, dtype=torch.long, device=device)[:, None]
-    return [r if r is not None else [] for r in result], src, src_mask, memory
+        self.live = next_live
+        if not next_live:
+            self.cache, self.src_mask, self.last = None, None, None
+            return
+        if keep_rows != list(range(rows)):  # greedy rows that all go on need no reordering
+            index = torch.tensor(keep_rows, device=self.device)
+            cache = self.cache = cache.index_select(index)
+            self.src_mask = self.src_mask.index_select(0, index)
+            first = int(cache.offsets.min())
+            if first:  # slots that no remaining row reads
+                cache.self_kv = [(k[:, :, first:], v[:, :, first:]) for k, v in cache.self_kv]
+                cache.length -= first
+                cache.offsets = cache.offsets - first
+        self.last = torch.tensor(next_tok, dtype=torch.long, device=self.device)[:, None]
+
+    def _finish(self, h: int, tokens: list[int]) -> None:
+        s = self.sentences.pop(h)
+        try:
+            if self.beam_size == 1 and tokens:
+                decoder, cross, log_probs = _maps_of_steps(s.steps, len(s.source.ids))
+            else:
+                decoder, cross, log_probs = _teacher_forced(self.model, s, tokens, self.options)
+            bos_id = self.model.config.bos_id
+            maps = {AttentionKind.ENCODER: s.encoder, AttentionKind.DECODER: decoder, AttentionKind.CROSS: cross}
+            self._done[h] = assemble(self.tokenizer, s.source, tokens, [bos_id] + tokens[:-1], maps, log_probs)
+        except Exception as exc:  # noqa: BLE001  its own failure
+            self._done[h] = exc
 
 
 @torch.no_grad()
@@ -144,23 +290,13 @@ def analyse_batch(
     """
     if not batchable(options):
         return [_alone(model, tokenizer, t, beam_size, options) for t in texts]
-    prepared: list[Source | Exception] = []
-    for text in texts:
-        try:
-            prepared.append(Source.of(tokenizer, text, model.config.max_len))
-        except Exception as exc:  # noqa: BLE001  (the request's own error, reported to it alone)
-            prepared.append(exc)
-    good = [i for i, p in enumerate(prepared) if isinstance(p, Source)]
-    out: list[Analysis | Exception] = [p if isinstance(p, Exception) else None for p in prepared]  # type: ignore[misc]
-    if not good:
-        return out
-    try:
-        done = _batched(model, tokenizer, [prepared[i] for i in good], beam_size, options)
-    except Exception:  # noqa: BLE001  one text broke the batch: find which, by running each alone
-        done = [_alone(model, tokenizer, texts[i], beam_size, options) for i in good]
-    for i, a in zip(good, done):
-        out[i] = a
-    return out
+    run = Decoding(model, tokenizer, beam_size, options)
+    handles = run.add(texts)
+    results = run.done()
+    while run.active:
+        run.step()
+        results.update(run.done())
+    return [results[h] for h in handles]
 
 
 def _alone(
@@ -172,79 +308,29 @@ def _alone(
         return exc
 
 
-def _batched(
-    model: Transformer, tokenizer: Tokenizer, sources: list[Source], beam_size: int, options: CallOptions
-) -> list[Analysis]:
-    capture = Capture(AttentionMaps())  # the encoder's maps come from the decoding's own encoder pass
-    steps: list[DecodingStep] | None = [] if beam_size == 1 else None
-    tokens, src, src_mask, memory = beam_search_batch(
-        model,
-        [s.ids for s in sources],
-        beam_size,
-        [max_new_tokens(s) for s in sources],
-        options=options,
-        capture=capture,
-        steps=steps,
-    )
-    bos_id = model.config.bos_id
-    dec_inputs = [[bos_id] + t[:-1] if t else [bos_id] for t in tokens]
-    encoder = torch.stack(capture.attention.encoder, dim=1).float().cpu()  # (B, L, H, S, S)
-    src_lengths = [len(s.ids) for s in sources]
-    if steps is not None and all(len(t) > 0 for t in tokens):
-        decoded = _maps_of_steps(steps, src_lengths, [len(t) for t in tokens])
-    else:
-        decoded = _teacher_forced(model, dec_inputs, src_lengths, src, memory, src_mask, options)
-    out = []
-    for i, (source, toks, dec, S) in enumerate(zip(sources, tokens, dec_inputs, src_lengths)):
-        decoder, cross, log_probs = decoded[i]
-        # copies: a view would keep the whole batch's maps alive in the cache
-        maps = {
-            AttentionKind.ENCODER: encoder[i, :, :, :S, :S].numpy().copy(),
-            AttentionKind.DECODER: decoder,
-            AttentionKind.CROSS: cross,
-        }
-        out.append(assemble(tokenizer, source, toks, dec, maps, log_probs))
-    return out
-
-
 def _teacher_forced(
-    model: Transformer,
-    dec_inputs: list[list[int]],
-    src_lengths: list[int],
-    src: Tensor,
-    memory: Tensor,
-    src_mask: Tensor | None,
-    options: CallOptions,
-) -> list[tuple[np.ndarray, np.ndarray, Tensor]]:
-    """Per sentence: its decoder (L, H, T, T) and cross (L, H, T, S) maps and (T, vocab) log-probabilities,
-    from one teacher-forced pass on what was produced (in eval mode row t equals what decoding step t saw)."""
+    model: Transformer, s: _Sentence, tokens: list[int], options: CallOptions
+) -> tuple[np.ndarray, np.ndarray, Tensor]:
+    """Its decoder (L, H, T, T) and cross (L, H, T, S) maps and (T, vocab) log-probabilities, from one
+    teacher-forced pass on what was produced (in eval mode row t equals what decoding step t saw)."""
     capture = Capture(AttentionMaps())
-    tgt = pad_batch(dec_inputs, model.config.pad_id).to(src.device)  # (B, T)
-    log_probs = model.decode(tgt, memory, src_mask, options=options, capture=capture).log_softmax(-1)
+    src = torch.tensor([s.source.ids], device=s.memory.device)
+    tgt = torch.tensor([[model.config.bos_id] + tokens[:-1]], device=s.memory.device)  # (1, T)
+    logits = model.decode(tgt, s.memory[None], model.source_mask(src, options), options=options, capture=capture)
     att = capture.attention
-    decoder = torch.stack(att.decoder, dim=1).float().cpu()  # (B, L, H, T, T)
-    cross = torch.stack(att.cross, dim=1).float().cpu()  # (B, L, H, T, S)
-    out = []
-    for i, (dec, S) in enumerate(zip(dec_inputs, src_lengths)):
-        T = len(dec)
-        out.append((decoder[i, :, :, :T, :T].numpy().copy(), cross[i, :, :, :T, :S].numpy().copy(), log_probs[i, :T]))
-    return out
+    decoder = torch.stack(att.decoder, dim=1)[0].float().cpu().numpy()  # (L, H, T, T)
+    cross = torch.stack(att.cross, dim=1)[0].float().cpu().numpy()  # (L, H, T, S)
+    return decoder, cross, logits.log_softmax(-1)[0]
 
 
-def _maps_of_steps(
-    steps: list[DecodingStep], src_lengths: list[int], tgt_lengths: list[int]
-) -> list[tuple[np.ndarray, np.ndarray, Tensor]]:
-    """The same as _teacher_forced, from greedy decoding's own steps: row t of each sentence's maps is what
-    step t computed (the look-ahead mask's zeros to its right), so no second pass is needed."""
-    L, H = len(steps[0].attention.decoder), steps[0].attention.decoder[0].size(1)
-    decoder = [np.zeros((L, H, T, T), dtype=np.float32) for T in tgt_lengths]
-    cross = [np.zeros((L, H, T, S), dtype=np.float32) for T, S in zip(tgt_lengths, src_lengths)]
-    log_probs: list[list[Tensor]] = [[] for _ in tgt_lengths]
-    for t, step in enumerate(steps):
-        self_w = torch.stack(step.attention.decoder)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, t+1)
-        cross_w = torch.stack(step.attention.cross)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, S)
-        for r, i in enumerate(step.rows):
-            decoder[i][:, :, t, : t + 1] = self_w[:, r]
-            cross[i][:, :, t] = cross_w[:, r, :, : src_lengths[i]]
-            log_probs[i].append(step.log_probs[r])
-    return [(d, c, torch.stack(lp)) for d, c, lp in zip(decoder, cross, log_probs)]
+def _maps_of_steps(steps: list[tuple[np.ndarray, np.ndarray, Tensor]], S: int) -> tuple[np.ndarray, np.ndarray, Tensor]:
+    """The same as _teacher_forced, from greedy decoding's own steps: row t of the maps is what step t
+    computed (the look-ahead mask's zeros to its right), so no second pass is needed."""
+    T = len(steps)
+    L, H = steps[0][0].shape[:2]
+    decoder = np.zeros((L, H, T, T), dtype=np.float32)
+    cross = np.zeros((L, H, T, S), dtype=np.float32)
+    for t, (self_w, cross_w, _) in enumerate(steps):
+        decoder[:, :, t, : t + 1] = self_w
+        cross[:, :, t] = cross_w
+    return decoder, cross, torch.stack([lp for _, _, lp in steps])

@@ -1,10 +1,13 @@
 """A batcher between the sessions and the model: requests that arrive within a few milliseconds
-of each other run as one padded batch (``analyse_batch``), and each caller gets its own result.
+of each other start as one padded batch, requests that arrive while it decodes join it at its next
+step (continuous batching, ``Decoding``), and each caller gets its own result as soon as its
+sentence ends.
 
 - One worker thread runs the model; callers wait on a Future. It never touches Streamlit.
 - The same (model, text, beam, options) asked while queued or running is computed once.
 - A batch holds one model, one beam size and one set of options; it is capped in sentences and in
-  padded pieces (rows × longest source), so memory stays bounded whatever arrives.
+  padded pieces (rows × longest source), so memory stays bounded whatever arrives. A request of
+  another kind waiting behind it stops the batch taking more, so it drains and that one goes next.
 - A caller that stops waiting (a session that leaves) holds up nobody: its result is dropped.
 - A request that fails gets its own exception; the others in its batch are unaffected.
 """
@@ -26,11 +29,12 @@ from ..analysis import Analysis
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer
-from .batched import analyse_batch, batchable
+from .batched import Decoding, analyse_batch, batchable
 
 log = logging.getLogger(__name__)
 
 WINDOW_S = 0.005  # how long the first request of a batch waits for others
+ARRIVING_S = 0.2  # and, at most, for the requests that callers still on their way will send
 MAX_SENTENCES = 32
 MAX_PIECES = 8192  # sentences × beam × longest source, in pieces
 # the worker's default intra-op threads: every core up to this (measured on 2 cores only; a batch's small
@@ -62,13 +66,19 @@ class Batcher:
     Args:
         window_s: how long a batch waits, from its first request, for more.
         max_sentences, max_pieces: the caps of one batch.
-        run: the batched computation (analyse_batch; tests pass a spy).
+        run: a whole-batch computation (like analyse_batch; tests pass a spy), run once per batch with no
+            joining; by default batches decode continuously (Decoding), and requests join them.
         threads: the worker thread's intra-op threads for a batch of several requests (torch's setting is
             per thread: the pages keep theirs). A batch of one runs on one thread: its matrices are a
             single row wide, and when the same cores also run a browser (one user on a laptop), two
             spinning OpenMP threads wait on each other behind it: with Chromium on the same 2 cores, a
             single sentence's analysis took 0.06 s on one thread against 0.14 s on two (README).
         single_threads: the threads of a batch of one (1).
+        arriving: how many callers are on their way to a request (the app: page runs that have started
+            and not yet asked for their analysis). A new batch waits for them, at most arriving_s from its
+            first request: decoding while 30 pages are still being drawn before their requests made each
+            of its first steps 7-14 times slower (they share the interpreter), and every sentence waits
+            for those steps. A lone caller (nobody on the way) does not wait.
     """
 
     def __init__(
@@ -76,23 +86,29 @@ class Batcher:
         window_s: float = WINDOW_S,
         max_sentences: int = MAX_SENTENCES,
         max_pieces: int = MAX_PIECES,
-        run: Callable[..., list[Analysis | Exception]] = analyse_batch,
+        run: Callable[..., list[Analysis | Exception]] | None = None,
         threads: int = 1,
         single_threads: int = 1,
+        arriving: Callable[[], int] | None = None,
+        arriving_s: float = ARRIVING_S,
     ) -> None:
         if max_sentences < 1 or max_pieces < 1:
             raise ValueError("a batch holds at least one sentence")
         self.window_s, self.max_sentences, self.max_pieces = window_s, max_sentences, max_pieces
         self._run, self.threads, self.single_threads = run, max(1, threads), max(1, single_threads)
+        self.arriving, self.arriving_s = arriving or (lambda: 0), arriving_s
         self._queue: list[_Job] = []
         self._inflight: dict[tuple, Future] = {}
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
-        self.batches: list[int] = []  # size of each batch run (the last 1000), for tests and benches
+        self._idle = threading.Event()  # set while nothing is queued or decoding
+        self._idle.set()
+        self.batches: list[int] = []  # requests served by each batch, joiners included (the last 1000)
 
     @classmethod
-    def from_env(cls) -> Batcher:
-        """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_SENTENCES, $TRANSFORMER_BATCH_PIECES;
+    def from_env(cls, arriving: Callable[[], int] | None = None) -> Batcher:
+        """Caps from $TRANSFORMER_BATCH_WINDOW_MS, $TRANSFORMER_BATCH_ARRIVING_MS, $TRANSFORMER_BATCH_SENTENCES,
+        $TRANSFORMER_BATCH_PIECES;
         $TRANSFORMER_BATCH_THREADS: the worker's intra-op threads (default: every core, at most BATCH_THREADS;
         the sessions of a batch only wait while it runs: at base size on 2 cores, 2 threads gave medians of
         1.6-2.0 s against 2.5-3.0 s with 1, bench/bench_load.py); $TRANSFORMER_BATCH_SINGLE_THREADS: those of a
@@ -108,6 +124,8 @@ class Batcher:
             int(env("TRANSFORMER_BATCH_PIECES", MAX_PIECES)),
             threads=int(env("TRANSFORMER_BATCH_THREADS", str(min(os.cpu_count() or 1, BATCH_THREADS)))),
             single_threads=int(env("TRANSFORMER_BATCH_SINGLE_THREADS", "1")),
+            arriving=arriving,
+            arriving_s=float(env("TRANSFORMER_BATCH_ARRIVING_MS", ARRIVING_S * 1000)) / 1000,
         )
 
     def submit(
@@ -131,6 +149,7 @@ class Batcher:
             job = _Job(model, tokenizer, text, beam, options, pieces, key)
             self._inflight[key] = job.future
             self._queue.append(job)
+            self._idle.clear()
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="transformer-batcher", daemon=True)
                 self._thread.start()
@@ -143,6 +162,14 @@ class Batcher:
         """submit(...).result(): the analysis, or the request's own exception."""
         return self.submit(model, tokenizer, text, beam, options).result()
 
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait, at most timeout_s, until nothing is queued or decoding; whether it is idle.
+
+        A session whose result is there calls it before drawing its page: drawing in the same process
+        takes the interpreter lock from the model's thread at every tensor operation, and made the
+        decoding steps of the sentences still running 5-30 times slower (bench/bench_load.py)."""
+        return self._idle.wait(timeout_s)
+
     # --- the worker ----------------------------------------------------------------------------------
 
     def _take(self) -> list[_Job]:
@@ -150,9 +177,15 @@ class Batcher:
         with self._cv:
             while not self._queue:
                 self._cv.wait()
-            deadline = time.monotonic() + self.window_s
+            first = time.monotonic()
+            deadline = first + self.window_s
             while len(self._queue) < self.max_sentences and (left := deadline - time.monotonic()) > 0:
                 self._cv.wait(left)
+            deadline = first + self.arriving_s  # then for those on their way (polled: they are not ours)
+            while len(self._queue) < self.max_sentences and self.arriving() > 0:
+                if (left := deadline - time.monotonic()) <= 0:
+                    break
+                self._cv.wait(min(left, 0.002))
             group = self._queue[0].group
             batch, rest = [], []
             for job in self._queue:
@@ -172,33 +205,105 @@ class Batcher:
     def _loop(self) -> None:
         while True:
             batch = self._take()
-            first = batch[0]
-            threads = self.threads if len(batch) > 1 else self.single_threads
-            torch.set_num_threads(threads)  # this worker thread's own setting
-            started = time.perf_counter()
-            try:
-                with torch.inference_mode():
-                    results: list[Any] = self._run(
-                        first.model, first.tokenizer, [j.text for j in batch], first.beam, first.options
-                    )
-                if len(results) != len(batch):
-                    raise RuntimeError(f"the batch returned {len(results)} results for {len(batch)} requests")
-            except BaseException as exc:  # noqa: BLE001  the worker outlives any failure
-                results = [exc] * len(batch)
-            self.batches = [*self.batches[-999:], len(batch)]
-            log.info(
-                "batch of %d (beam %d, %d threads) in %.3f s, %d waiting",
-                len(batch),
-                first.beam,
-                threads,
-                time.perf_counter() - started,
-                len(self._queue),
-            )
+            if self._run is None and batchable(batch[0].options):
+                self._continuous(batch)
+            else:
+                self._whole(batch, self._run or analyse_batch)
             with self._cv:
-                for job in batch:
-                    self._inflight.pop(job.key, None)
-            for job, result in zip(batch, results):
-                if isinstance(result, BaseException):
-                    job.future.set_exception(result)
-                else:
-                    job.future.set_result(result)
+                if not self._queue:
+                    self._idle.set()
+
+    def _threads(self, sentences: int) -> int:
+        """This worker thread's intra-op threads for a batch of that many sentences (torch's setting is per thread)."""
+        threads = self.threads if sentences > 1 else self.single_threads
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        return threads
+
+    def _continuous(self, batch: list[_Job]) -> None:
+        """Decode batch, letting requests of its group join between steps, each answered when it ends."""
+        first = batch[0]
+        started = time.perf_counter()
+        jobs: dict[int, _Job] = {}  # admitted and not yet answered, by Decoding's handle
+        served = initial = len(batch)
+        steps = 0
+        try:
+            run = Decoding(first.model, first.tokenizer, first.beam, first.options)
+            while batch:
+                with torch.inference_mode():
+                    jobs.update(zip(run.add([j.text for j in batch]), batch))
+                batch = []
+                self._deliver(jobs, run.done())
+                while run.active and not batch:
+                    self._threads(run.active)
+                    with torch.inference_mode():
+                        run.step()
+                    steps += 1
+                    self._deliver(jobs, run.done())
+                    batch = self._joiners(first.group, run)
+                    served += len(batch)
+        except BaseException as exc:  # noqa: BLE001  the worker outlives any failure
+            admitted = {id(j) for j in jobs.values()}
+            waiting = {**{-1 - i: j for i, j in enumerate(batch) if id(j) not in admitted}, **jobs}
+            self._deliver(waiting, dict.fromkeys(waiting, exc))
+        self.batches = [*self.batches[-999:], served]
+        log.info(
+            "batch of %d (beam %d, %d joined while it ran) in %d steps, %.3f s, %d waiting",
+            served,
+            first.beam,
+            served - initial,
+            steps,
+            time.perf_counter() - started,
+            len(self._queue),
+        )
+
+    def _joiners(self, group: tuple, run: Decoding) -> list[_Job]:
+        """Queued requests that may join the running batch now: its group, within the caps, and only
+        while no request of another group waits before them (that one goes next: the batch drains)."""
+        with self._cv:
+            taken: list[_Job] = []
+            rows, width = run.rows_and_width()
+            for job in self._queue:
+                if job.group != group or run.active + len(taken) >= self.max_sentences:
+                    break
+                width = max(width, job.pieces // job.beam)
+                if (run.active + len(taken) + 1) * job.beam * width > self.max_pieces:
+                    break
+                taken.append(job)
+            del self._queue[: len(taken)]
+            return taken
+
+    def _deliver(self, jobs: dict[int, _Job], results: dict[int, Any]) -> None:
+        for handle, result in results.items():
+            job = jobs.pop(handle)
+            with self._cv:
+                self._inflight.pop(job.key, None)
+            if isinstance(result, BaseException):
+                job.future.set_exception(result)
+            else:
+                job.future.set_result(result)
+
+    def _whole(self, batch: list[_Job], compute: Callable[..., list[Any]]) -> None:
+        """Run batch as one call of compute (no joining), then answer every request."""
+        first = batch[0]
+        threads = self._threads(len(batch))
+        started = time.perf_counter()
+        try:
+            with torch.inference_mode():
+                results: list[Any] = compute(
+                    first.model, first.tokenizer, [j.text for j in batch], first.beam, first.options
+                )
+            if len(results) != len(batch):
+                raise RuntimeError(f"the batch returned {len(results)} results for {len(batch)} requests")
+        except BaseException as exc:  # noqa: BLE001  the worker outlives any failure
+            results = [exc] * len(batch)
+        self.batches = [*self.batches[-999:], len(batch)]
+        log.info(
+            "batch of %d (beam %d, %d threads) in %.3f s, %d waiting",
+            len(batch),
+            first.beam,
+            threads,
+            time.perf_counter() - started,
+            len(self._queue),
+        )
+        self._deliver(dict(enumerate(batch)), dict(enumerate(results)))

@@ -152,6 +152,9 @@ class RayClient:
             raise RemoteAnalysisError(reply.error_kind, reply.error)
         return reply.analysis
 
+    def wait_idle(self, timeout_s: float) -> None:
+        pass  # the model runs in the deployment's processes: drawing here does not slow it
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description="Run the batched analysis as a Ray Serve application.")

@@ -88,6 +88,23 @@ def test_a_link_leading_out_of_the_root_and_dotdot_are_refused(tmp_path, monkeyp
     assert at.session_state["checkpoint"] == "inside"
 
 
+def test_a_folder_replaced_by_a_link_leading_out_is_refused_once_the_signature_is_read_again(tmp_path, monkeypatch):
+    """The pages' inside-the-root check is remembered with the folder's signature (one decision per second for
+    the server, not two per run): a folder swapped for a link leading out is refused on the next read."""
+    from pages._ui import session
+
+    root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
+    (root / "ckpt").mkdir(parents=True)
+    elsewhere.mkdir()
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
+    path = str(root / "ckpt")
+    assert session.inside_root(path) and not session.inside_root(str(tmp_path))
+    (root / "ckpt").rmdir()
+    (root / "ckpt").symlink_to(elsewhere, target_is_directory=True)
+    time.sleep(session.SIGNATURE_S + 0.05)
+    assert not session.inside_root(path)
+
+
 @shipped
 def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path, monkeypatch):
     """The scan is cached by the folders' modification times (tree_signature): nothing is rescanned for a

@@ -53,13 +53,22 @@ def stamp(path: str) -> float:
     return p.stat().st_mtime if p.exists() else 0.0
 
 
+_LOADED: weakref.WeakValueDictionary[tuple[str, float], Checkpoint] = weakref.WeakValueDictionary()
+
+
 @st.cache_resource(show_spinner=False, max_entries=MODELS)
 def _checkpoint(path: str, mtime: float) -> Checkpoint:
     ckpt = load_checkpoint(path)
     for p in ckpt.model.parameters():  # shared by every session: nothing may train or change it
         p.requires_grad_(False)
     _register(ckpt, ("checkpoint", str(path), mtime))
+    _LOADED[(path, mtime)] = ckpt
     return ckpt
+
+
+def loaded(path: str) -> bool:
+    """Whether checkpoint(path) is in memory already (its weights unchanged since): it needs no spinner."""
+    return (path, stamp(path)) in _LOADED
 
 
 def checkpoint(path: str) -> Checkpoint:

@@ -84,6 +84,17 @@ def _signature(root: Path) -> str:
     return _signatures.get(root, lambda: hashlib.sha1(repr(tree_signature(root)).encode()).hexdigest())
 
 
+_insides: BoundedCache[bool] = BoundedCache(256, 2**20, size_of=lambda _: 1, ttl_s=SIGNATURE_S)
+
+
+def inside_root(path: str) -> bool:
+    """layout.inside(checkpoints_root(), path), decided at most once per SIGNATURE_S for the server, and again
+    as soon as the folder's signature changes. Each decision resolves every link on the way (~30 system calls);
+    made twice per run, under 30 sessions they took a tenth of the server's time (py-spy, bench/bench_load.py)."""
+    root = checkpoints_root()
+    return _insides.get((str(root), path, _signature(root)), lambda: inside(root, Path(path)))
+
+
 def checkpoint_choices() -> dict[str, str]:
     """label -> path of every checkpoint under the root, the shipped default first (scanned again when a
     folder under the root changes)."""
@@ -100,13 +111,14 @@ def refused_links() -> list[str]:
 def refresh_choices() -> None:
     """Scan the checkpoints folder again on the next call (a run has just written a new checkpoint)."""
     _signatures.clear()
+    _insides.clear()
     _scan.clear()
 
 
 def examples_for(path: str) -> list[str]:
     """The sidebar's examples: the coreference pairs, then the held-out real sentences whose cross-attention
     reorders that the checkpoint's card names (found by computation, see transformer/inspection/reorder.py)."""
-    if not path or not inside(checkpoints_root(), Path(path)):
+    if not path or not inside_root(path):
         return EXAMPLES
     try:
         card = cache.checkpoint(path).card
@@ -279,11 +291,12 @@ def subject() -> Subject:
 
 def load(subj: Subject, tr: Translator) -> Checkpoint:
     """The subject's checkpoint; a checkpoint that fails validation stops the page with the loader's message."""
-    root = checkpoints_root()
-    if not inside(root, Path(subj.path)):
+    if not inside_root(subj.path):
         st.error(tr("common.outside_root"))
         st.stop()
     try:
+        if cache.loaded(subj.path):  # no spinner: its timer thread cost every run a thread start
+            return cache.checkpoint(subj.path)
         with st.spinner(tr("common.loading")):
             return cache.checkpoint(subj.path)
     except CheckpointError as exc:

@@ -113,6 +113,7 @@ def refresh_choices() -> None:
     _signatures.clear()
     _insides.clear()
     _scan.clear()
+    cache.forget_stamps()
 
 
 def examples_for(path: str) -> list[str]:

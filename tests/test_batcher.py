@@ -427,20 +427,22 @@ JOINING = [*SHIPPED, "The selected file is saved in the current folder.", "Click
 
 @pytest.mark.parametrize("beam", [1, 4])
 def test_sentences_that_join_a_decoding_batch_get_the_unbatched_answers(shipped, tiny, beam):
-    """Continuous batching: sentences added after 0, 2, 3 and 8 steps (longer and shorter sources than
-    the running ones, so the cache's rows have empty first slots and the source axis widens) each get
-    exactly what they get alone, and each result is there as soon as its sentence ends."""
+    """Continuous batching: sentences added in two groups before the first step, then after 2, 3 and 8
+    steps (longer and shorter sources than the running ones, so the cache's rows have empty first slots
+    and the source axis widens) each get exactly what they get alone, and each result is there as soon
+    as its sentence ends."""
     from transformer.serving import Decoding
 
     for model, tok, texts in ((*shipped, JOINING), (*tiny, TEXTS)):
         ref = reference(model, tok, texts, beam)
         run = Decoding(model, tok, beam)
         got, ended = {}, {}
-        plan = {0: texts[:1], 2: texts[1:3], 3: texts[3:4], 8: texts[4:]}
+        plan = {0: [texts[:1], texts[1:2]], 2: [texts[2:3]], 3: [texts[3:4]], 8: [texts[4:]]}
         handles, step = [], 0
         with torch.inference_mode():
             while step in plan or run.active or step < max(plan):
-                handles += run.add(plan.get(step, []))
+                for group in plan.get(step, []):
+                    handles += run.add(group)
                 run.step()
                 step += 1
                 for h, a in run.done().items():
@@ -449,7 +451,7 @@ def test_sentences_that_join_a_decoding_batch_get_the_unbatched_answers(shipped,
         for h, a in zip(handles, ref):
             same(a, got[h])
         if model is shipped[0]:
-            # the second sentence ("It is red.", added at step 2) ends long before the first one does
+            # the second sentence ("It is red.") ends long before the first one does
             assert ended[handles[1]] < ended[handles[0]]
 
 

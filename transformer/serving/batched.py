@@ -177,9 +177,8 @@ class Decoding:
     def _merge(self, cross: list[tuple[Tensor, Tensor]], src_mask: Tensor) -> None:
         """Append new rows to the cache: no past keys yet (their slots masked), cross keys padded to one width."""
         n = src_mask.size(0)
-        if self.cache is None:
-            offsets = torch.zeros(n, dtype=torch.long, device=self.device)
-            self.cache = DecoderCache([None] * len(cross), list(cross), 0, offsets)
+        if self.cache is None:  # no offsets while every row starts at slot 0: decode's unmasked one-row path
+            self.cache = DecoderCache([None] * len(cross), list(cross), 0)
             self.src_mask = src_mask
             return
         cache, old_mask = self.cache, self.src_mask
@@ -192,12 +191,13 @@ class Decoding:
             (torch.cat([widen(k0, 2), widen(k1, 2)]), torch.cat([widen(v0, 2), widen(v1, 2)]))
             for (k0, v0), (k1, v1) in zip(cache.cross_kv, cross)
         ]
-        if cache.length:
+        if cache.length:  # the new rows' past slots are empty: their offset masks them
             cache.self_kv = [
                 (torch.cat([k, k.new_zeros(n, *k.shape[1:])]), torch.cat([v, v.new_zeros(n, *v.shape[1:])]))
                 for k, v in cache.self_kv
             ]
-        cache.offsets = torch.cat([cache.offsets, torch.full((n,), cache.length, dtype=torch.long, device=self.device)])
+            old = cache.offsets if cache.offsets is not None else old_mask.new_zeros(old_mask.size(0), dtype=torch.long)
+            cache.offsets = torch.cat([old, old.new_full((n,), cache.length)])
         self.src_mask = torch.cat([widen(old_mask, 3), widen(src_mask, 3)])
 
     def _step(self) -> None:
@@ -216,7 +216,7 @@ class Decoding:
             own = logits.log_softmax(-1)  # the model's own, as a teacher-forced pass gives them
             self_w = torch.stack(seen.attention.decoder)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, len)
             cross_w = torch.stack(seen.attention.cross)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, S)
-            offsets = cache.offsets.tolist()
+            offsets = cache.offsets.tolist() if cache.offsets is not None else [0] * rows
             for r, h in enumerate(self.live):
                 s = self.sentences[h]
                 S = len(s.source.ids)
@@ -254,11 +254,13 @@ class Decoding:
             index = torch.tensor(keep_rows, device=self.device)
             cache = self.cache = cache.index_select(index)
             self.src_mask = self.src_mask.index_select(0, index)
-            first = int(cache.offsets.min())
+            first = 0 if cache.offsets is None else int(cache.offsets.min())
             if first:  # slots that no remaining row reads
                 cache.self_kv = [(k[:, :, first:], v[:, :, first:]) for k, v in cache.self_kv]
                 cache.length -= first
                 cache.offsets = cache.offsets - first
+            if cache.offsets is not None and not bool(cache.offsets.any()):
+                cache.offsets = None
         self.last = torch.tensor(next_tok, dtype=torch.long, device=self.device)[:, None]
 
     def _finish(self, h: int, tokens: list[int]) -> None:

@@ -76,7 +76,13 @@ class Decoding:
     """
 
     def __init__(
-        self, model: Transformer, tokenizer: Tokenizer, beam_size: int = 1, options: CallOptions = DEFAULT
+        self,
+        model: Transformer,
+        tokenizer: Tokenizer,
+        beam_size: int = 1,
+        options: CallOptions = DEFAULT,
+        *,
+        alpha: float = 0.6,
     ) -> None:
         if beam_size < 1:
             raise ValueError("beam_size must be at least 1")
@@ -84,7 +90,7 @@ class Decoding:
             raise ValueError("under these options padding changes the result: analyse each sentence alone")
         require_eval(model)
         self.model, self.tokenizer, self.beam_size, self.options = model, tokenizer, beam_size, options
-        self.alpha = 0.6
+        self.alpha = alpha
         self.device = next(model.parameters()).device
         self.sentences: dict[int, _Sentence] = {}
         self.live: list[int] = []  # handles still decoding, in row order (a sentence's beams together)

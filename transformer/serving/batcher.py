@@ -262,7 +262,7 @@ class Batcher:
         while no request of another group waits before them (that one goes next: the batch drains)."""
         with self._cv:
             taken: list[_Job] = []
-            rows, width = run.rows_and_width()
+            _, width = run.rows_and_width()
             for job in self._queue:
                 if job.group != group or run.active + len(taken) >= self.max_sentences:
                     break

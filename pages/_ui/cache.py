@@ -47,7 +47,7 @@ def limits() -> tuple[int, int]:
 MODELS = 8  # a checkpoint and its snapshots (the head lab walks through them); ~5 MB each shipped
 
 
-STAMP_S = 1.0  # how long one read of a checkpoint's weights' time serves every session
+STAMP_S = 1.0  # how long one read of the file system (a weights' time, the folder's signature) serves every session
 _stamps: BoundedCache[float] = BoundedCache(64, 2**16, size_of=lambda _: 1, ttl_s=STAMP_S)
 
 

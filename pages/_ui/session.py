@@ -71,7 +71,7 @@ def _links(root: str, signature: str) -> list[str]:
     return outside_links(root)
 
 
-SIGNATURE_S = 1.0  # how long one read of the folder's signature serves every session
+SIGNATURE_S = cache.STAMP_S  # how long one read of the folder's signature serves every session (the same rule)
 _signatures: BoundedCache[str] = BoundedCache(16, 2**16, ttl_s=SIGNATURE_S)  # root -> signature
 
 

@@ -130,6 +130,7 @@ class Decoding:
                 self._join(ready)
             except Exception:  # noqa: BLE001  one text broke the group's pass: find which, each alone
                 for h, text, _ in ready:
+                    self.sentences.pop(h, None)
                     self._done[h] = self._alone(text)
         return handles
 
@@ -165,7 +166,7 @@ class Decoding:
             limit = min(max_new_tokens(source), model.config.max_len - 1)
             # copies: a view would keep the whole group's maps alive in the cache
             sentence = _Sentence(text, source, limit, encoder[b, :, :, :S, :S].numpy().copy(), memory[b, :S])
-            sentence.scores = sentence.scores.to(self.device)
+            sentence.scores = torch.zeros(1, device=self.device)
             self.sentences[h] = sentence
             if limit > 0:
                 joining.append(b)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,7 @@ PACKAGES = {
     "debian-handbook": ("handbook", None),
     "gnome-user-docs": ("gnome", None),
     **{name: ("ui", None) for name in real.CATALOGUES},
+    **{name: ("apps", None) for name in real.HELP_PACKAGES},
     "gimp-help-en": ("gimp", real.GIMP_EN),
     "gimp-help-fr": ("gimp", real.GIMP_FR),
 }
@@ -90,6 +92,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     # later lose every pair whose English is a GIMP sentence instead, so that set stays the same.
     gimp_english = {p.src for p in gi}
     gnome = [p for p in gnome if p.src not in gimp_english]
+    apps = [p for name in real.HELP_PACKAGES for p in real.extract_help(workdir / name) if p.src not in gimp_english]
     ui = [
         p
         for name, path in real.CATALOGUES.items()
@@ -100,10 +103,10 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     manifest: dict = {"packages": versions, "licences": real.LICENCES, "files": {}}
     trained: set[str] = set()
     heldout: set[str] = set()
-    for name, pairs in (("libreoffice", lo), ("handbook", hb), ("gnome", gnome), ("ui", ui)):
+    for name, pairs in (("libreoffice", lo), ("handbook", hb), ("gnome", gnome), ("apps", apps), ("ui", ui)):
         # catalogues have no pages to hold out: training only
         splits = real.split_by_page(pairs, 0.0, 0.0) if name == "ui" else real.split_by_page(pairs)
-        if name in ("gnome", "ui"):  # added later: none of the manuals' held-out English in training
+        if name in ("gnome", "apps", "ui"):  # added later: none of the manuals' held-out English in training
             splits["train"] = [p for p in splits["train"] if p.src not in heldout]
         if name in ("libreoffice", "handbook"):  # the manuals the GIMP test set was cut against
             trained |= {p.src for p in splits["train"]}
@@ -130,11 +133,33 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     }
     manifest["split"] = "by page: sha1(source:page) < 0.04 → test, < 0.06 → dev, else train"
     manifest["sources_by_split"] = {
-        s: dict(Counter(p.source for p in real.split_by_page(lo + hb + gnome)[s])) for s in real.SPLITS
+        s: dict(Counter(p.source for p in real.split_by_page(lo + hb + gnome + apps)[s])) for s in real.SPLITS
+    }
+    manifest["files"]["apps.tsv.gz"]["licences_by_package"] = {
+        name: _licences(workdir / name, name) for name in real.HELP_PACKAGES
     }
     manifest["sources_by_split"]["train"]["ui"] = manifest["files"]["ui.tsv.gz"]["by_split"]["train"]
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+_LICENCE_NAMES = re.compile(
+    r"GNU Free Documentation License|Creative Commons Attribution[- ]Share ?Alike|"
+    r"(?:GNU )?(?:Lesser |Library )?General Public License",
+    re.IGNORECASE,
+)
+
+
+def _licences(root: Path, package: str) -> list[str]:
+    """The licences a package's Debian copyright file declares: its "License:" fields (machine-readable
+    format), else the licence names its free text mentions."""
+    path = root / "usr/share/doc" / package / "copyright"
+    if not path.is_file():
+        return []
+    text = path.read_text(errors="replace")
+    names = {line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("License:")}
+    names = {n for n in names if n} or set(_LICENCE_NAMES.findall(" ".join(text.split())))
+    return sorted(names)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -260,9 +260,43 @@ def test_write_read_roundtrip_and_bad_files(tmp_path):
         read_pairs(bad)
 
 
+def test_application_help_aligns_mallard_and_docbook_pages_per_application(tmp_path):
+    mallard = '<page xmlns="http://projectmallard.org/1.0/"><title>{t}</title><p>{p}</p></page>'
+    docbook = "<chapter><title>{t}</title><para>{p}</para><sect1><para>{q}</para></sect1></chapter>"
+    pages = {
+        "eog/zoom.page": (
+            mallard.format(t="Zoom in", p="Press the plus key to zoom in."),
+            mallard.format(t="Zoomer", p="Appuyez sur la touche plus pour zoomer."),
+        ),
+        "mate-user-guide/gosbasic.xml": (
+            docbook.format(t="Basic skills", p="Click the menu.", q="Drag the window."),
+            docbook.format(t="Compétences de base", p="Cliquez sur le menu.", q="Faites glisser la fenêtre."),
+        ),
+        # the desktop's own help is the "gnome" corpus, not an application's
+        "gnome-help/files.page": (mallard.format(t="Files", p="Open it."), mallard.format(t="Fichiers", p="Ouvrez.")),
+    }
+    for rel, (en, fr) in pages.items():
+        for lang, text in ((real.HELP_EN, en), (real.HELP_FR, fr)):
+            path = tmp_path / lang / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    (tmp_path / real.HELP_EN / "eog" / "english-only.page").write_text(mallard.format(t="A", p="B."), encoding="utf-8")
+    (tmp_path / real.HELP_EN / "eog" / "figures").mkdir()  # not a page
+    pairs = list(real.extract_help(tmp_path))
+    assert [(p.page, p.src, p.tgt) for p in pairs] == [
+        ("eog/zoom.page", "Zoom in", "Zoomer"),
+        ("eog/zoom.page", "Press the plus key to zoom in.", "Appuyez sur la touche plus pour zoomer."),
+        ("mate-user-guide/gosbasic.xml", "Basic skills", "Compétences de base"),
+        ("mate-user-guide/gosbasic.xml", "Click the menu.", "Cliquez sur le menu."),
+        ("mate-user-guide/gosbasic.xml", "Drag the window.", "Faites glisser la fenêtre."),
+    ]
+    assert {p.source for p in pairs} == {"apps"}
+    assert list(real.extract_help(tmp_path / "no-help-here")) == []
+
+
 def test_committed_corpus():
     files = real.real_files()
-    assert set(files) == {"libreoffice", "handbook", "gnome", "ui", "gimp"}
+    assert set(files) == {"libreoffice", "handbook", "gnome", "apps", "ui", "gimp"}
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
     test = load_real("test")
     train = load_real("train")
@@ -274,8 +308,11 @@ def test_committed_corpus():
     assert not {p.src for p in gimp} & {s for s, _ in train}
     # the sources added later: GNOME's help split by page, the editors' catalogues training only; none
     # of their training English is a held-out sentence of the manuals or of the GIMP manual
-    added = load_real("train", ("gnome", "ui"))
-    assert len(added) > 20000 and load_real("test", ("ui",)) == [] and load_real("test", ("gnome",))
+    added = load_real("train", ("gnome", "apps", "ui"))
+    assert len(added) > 40000 and load_real("test", ("ui",)) == [] and load_real("test", ("gnome",))
+    apps = read_pairs(files["apps"])
+    assert len({p.page.split("/")[0] for p in apps}) > 50 and load_real("test", ("apps",))
+    assert not {p.page.split("/")[0] for p in apps} & {"gnome-help"}
     heldout = {s for s, _ in test + load_real("dev")} | {p.src for p in gimp}
     assert not heldout & {s for s, _ in added}
     assert {p.page for p in read_pairs(files["ui"])} == {

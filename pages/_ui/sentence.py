@@ -88,7 +88,9 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
                 name=tr(f"realdata.name_{s.name}") if tr.has(f"realdata.name_{s.name}") else s.name,
                 pairs=f"{s.pairs:,}",
                 licence=s.licence,
-                packages=", ".join(s.packages),
+                packages=", ".join(s.packages)
+                if len(s.packages) <= 4
+                else tr("realdata.more_packages", first=", ".join(s.packages[:3]), n=len(s.packages) - 3),
             )
             for s in summary.real
         )

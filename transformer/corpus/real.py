@@ -15,6 +15,10 @@ and ``dpkg -x``; ``scripts/build_real_corpus.py`` does both and records the vers
   ``digikam-data``; GPL): their French gettext catalogues (``.mo``), one pair per message,
   read by :func:`catalogue_pairs`. Training only: the vocabulary of layers, brushes and
   filters, which neither manual above has.
+- The help of GNOME and MATE applications (``HELP_PACKAGES``: eog, gThumb, Shotwell, Evince, Evolution,
+  the MATE user guide…; CC-BY-SA-3.0, GFDL or GPL, per package): every application folder under
+  ``usr/share/help/C`` with a French twin, Mallard ``.page`` files (<p>, <title>) or DocBook ``.xml`` /
+  ``.docbook`` files (<para>, <title>) aligned in order, same rule (:func:`extract_help`).
 - The GIMP manual (``gimp-help-en`` / ``gimp-help-fr``, GFDL-1.2): ``<p>`` paragraphs in
   order, same rule. It is the out-of-source test set and is never trained on; no training
   pair's English is one of its sentences.
@@ -54,6 +58,22 @@ GIMP_EN = "usr/share/gimp/2.0/help/en"
 GIMP_FR = "usr/share/gimp/2.0/help/fr"
 GNOME_EN = "usr/share/help/C/gnome-help"
 GNOME_FR = "usr/share/help/fr/gnome-help"
+HELP_EN = "usr/share/help/C"
+HELP_FR = "usr/share/help/fr"
+# Debian packages whose applications' help has a French translation (GNOME's Mallard pages, MATE's DocBook);
+# gnome-user-docs is its own corpus ("gnome")
+HELP_PACKAGES = (
+    "accerciser", "aisleriot", "anjuta-common", "baobab", "brasero-common", "cheese-common", "devhelp-common",
+    "easytag", "engrampa-common", "eog", "eom-common", "epiphany-browser-data", "evince-common",
+    "evolution-common", "file-roller", "five-or-more", "four-in-a-row", "gedit-common", "glade",
+    "gnome-boxes", "gnome-calculator", "gnome-chess", "gnome-clocks", "gnome-connections", "gnome-devel-docs",
+    "gnome-dictionary", "gnome-klotski", "gnome-logs", "gnome-mahjongg", "gnome-mines", "gnome-music",
+    "gnome-nibbles", "gnome-photos", "gnome-robots", "gnome-sudoku", "gnome-system-monitor", "gnome-taquin",
+    "gnome-terminal-data", "gnome-tetravex", "goobox", "gthumb-data", "gucharmap", "hamster-time-tracker",
+    "hitori", "iagno", "lightsoff", "mate-terminal-common", "mate-user-guide", "mate-utils-common",
+    "ocrfeeder", "orca", "pitivi", "pluma-common", "polari", "quadrapassel", "rhythmbox-data", "seahorse",
+    "shotwell-common", "simple-scan", "sound-juicer", "swell-foop", "tali", "totem-common", "zenity-common",
+)
 # package -> its French catalogue (the interface strings of image editors)
 CATALOGUES = {
     "inkscape": "usr/share/locale/fr/LC_MESSAGES/inkscape.mo",
@@ -68,6 +88,8 @@ LICENCES = {
     "gnome": "CC-BY-SA-3.0 (GNOME Desktop Help, the GNOME Documentation Project)",
     "ui": "GPL-2.0-or-later / GPL-3.0-or-later (the interface translations of Inkscape, Krita, darktable and "
     "digiKam, their translation teams)",
+    "apps": "CC-BY-SA-3.0, GFDL-1.1-or-later or GPL-2.0-or-later, per package (the help of GNOME and MATE "
+    "applications, their authors and French translators; each package's licences in MANIFEST.json)",
     "gimp": "GFDL-1.2 (GNU Image Manipulation Program User Manual, the GIMP Documentation Team)",
 }
 
@@ -76,7 +98,7 @@ LICENCES = {
 class RealPair:
     """One aligned sentence (or short paragraph) pair and where it comes from."""
 
-    source: str  # "libreoffice" | "handbook" | "gnome" | "ui" | "gimp"
+    source: str  # "libreoffice" | "handbook" | "gnome" | "apps" | "ui" | "gimp"
     page: str  # the page's path inside its manual (the unit of the split); a catalogue's file name
     src: str
     tgt: str
@@ -150,13 +172,15 @@ def paragraphs_by_id(html: str) -> list[tuple[str, str]]:
 
 def paragraphs_in_order(html: str, kind: str) -> list[str]:
     """The paragraphs of a page in order: kind "handbook" reads <div class="para">, "gimp" reads <p>,
-    "gnome" (Mallard XML) reads <p> and <title>."""
+    "gnome" (Mallard XML) reads <p> and <title>, "docbook" (DocBook XML) reads <para> and <title>."""
     if kind == "handbook":
         wants = lambda tag, a: "p" if tag == "div" and "para" in (a.get("class") or "").split() else None  # noqa: E731
     elif kind == "gimp":
         wants = lambda tag, a: "p" if tag == "p" else None  # noqa: E731
     elif kind == "gnome":
         wants = lambda tag, a: "p" if tag in ("p", "title") else None  # noqa: E731
+    elif kind == "docbook":
+        wants = lambda tag, a: "p" if tag in ("para", "title") else None  # noqa: E731
     else:
         raise ValueError(f"unknown page kind {kind!r}")
     return [t for _, t in _collect(html, wants)]
@@ -232,6 +256,27 @@ def extract_pages(en_root: str | Path, fr_root: str | Path, source: str) -> Iter
         pairs = align_by_id(en, fr) if source == "libreoffice" else align_in_order(en, fr, source)
         for src, tgt in pairs:
             yield RealPair(source, rel, src, tgt)
+
+
+HELP_KINDS = {".page": "gnome", ".xml": "docbook", ".docbook": "docbook"}
+
+
+def extract_help(package_root: str | Path, source: str = "apps") -> Iterator[RealPair]:
+    """Every aligned pair of one unpacked package's application help: each folder under HELP_EN with a
+    French twin under HELP_FR (gnome-help, the desktop's own help, excepted), each Mallard or DocBook page
+    aligned in order by its kind. Pages are named app/path (sorted, so the order is fixed)."""
+    root = Path(package_root)
+    en_help, fr_help = root / HELP_EN, root / HELP_FR
+    if not en_help.is_dir():
+        return
+    for app in sorted(p for p in en_help.iterdir() if p.is_dir() and p.name != "gnome-help"):
+        for en_page in sorted(p for p in app.rglob("*") if p.suffix in HELP_KINDS and p.is_file()):
+            rel = en_page.relative_to(app).as_posix()
+            fr_page = fr_help / app.name / rel
+            if not fr_page.is_file():
+                continue
+            for src, tgt in align_in_order(_read(en_page), _read(fr_page), HELP_KINDS[en_page.suffix]):
+                yield RealPair(source, f"{app.name}/{rel}", src, tgt)
 
 
 def read_catalogue(data: bytes, name: str = "catalogue") -> dict[str, str]:

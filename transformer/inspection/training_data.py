@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..corpus.real import CATALOGUES, HELP_PACKAGES
+
 
 @dataclass(frozen=True)
 class RealSource:
-    name: str  # "libreoffice" | "handbook" | "gnome" | "ui"
+    name: str  # "libreoffice" | "handbook" | "gnome" | "apps" | "ui"
     pairs: int
     pages: int
     licence: str
@@ -76,7 +78,8 @@ PACKAGES_OF = {
     "libreoffice": ("libreoffice-help-en-us", "libreoffice-help-fr"),
     "handbook": ("debian-handbook",),
     "gnome": ("gnome-user-docs",),
-    "ui": ("inkscape", "krita-l10n", "darktable", "digikam-data"),
+    "apps": HELP_PACKAGES,
+    "ui": tuple(CATALOGUES),
     "gimp": ("gimp-help-en", "gimp-help-fr"),
 }
 

@@ -326,3 +326,20 @@ def test_mixed_precision_trains_in_bfloat16_and_keeps_float32_weights(tmp_path):
     with trainer._attention_kernel():  # a CPU run: the fused kernel is off, the math one on
         assert not torch.backends.cuda.flash_sdp_enabled() and torch.backends.cuda.math_sdp_enabled()
     assert torch.backends.cuda.flash_sdp_enabled()  # and back on after the step
+
+
+def test_a_time_limit_ends_the_run_complete(tmp_path, monkeypatch):
+    """With time_limit_s the loop ends once that much time has passed, and the run is final, not resumable."""
+    import transformer.training.loop as loop
+
+    clock = iter(range(10**6))  # a clock that advances one second at every reading
+    monkeypatch.setattr(loop.time, "perf_counter", lambda: float(next(clock)))
+    out = tmp_path / "run"
+    result = Trainer(dataclasses.replace(TINY, time_limit_s=6.0), out).train()
+    assert result["time_limited"] and 1 < result["step"] < TINY.steps
+    assert (out / "config.json").exists() and not (out / "last").exists()
+    card = load_checkpoint(out).card
+    assert card["step"] == result["step"] and card["time_limited"] is True
+    assert card["train_config"]["time_limit_s"] == 6.0
+    # without a limit the same run goes to its steps
+    assert "time_limited" not in Trainer(TINY, tmp_path / "full").train()

@@ -248,6 +248,7 @@ class Trainer:
         if self.step == 0 and 0 in cfg.snapshot_steps:
             self._save(CheckpointKind.SNAPSHOT, 0.0)
         tokens_seen, rate_t0 = 0, time.perf_counter()
+        timed_out = False
         while self.step < cfg.steps and not self.stop_event.is_set():
             idx = self.batches.next()
             self.step += 1
@@ -273,20 +274,34 @@ class Trainer:
                 cb.on_step(event)
             if self.step in cfg.snapshot_steps:
                 self._save(CheckpointKind.SNAPSHOT, now - start)
+            if cfg.time_limit_s > 0 and self._out_of_time(now - start):
+                timed_out = True
+                break
             if self.step % cfg.checkpoint_every == 0 and self.step < cfg.steps:
                 self._save(CheckpointKind.RESUME, now - start)
         wall = time.perf_counter() - start
         summary: dict[str, Any] = {"step": self.step, "wall_time_s": wall, "stopped": self.stop_event.is_set()}
         if self.distributed:
             summary["replicas_equal"] = self._replicas_equal()
-        if self.step >= cfg.steps:
-            ddp = {"replicas_equal": summary["replicas_equal"]} if "replicas_equal" in summary else {}
-            self._save(CheckpointKind.FINAL, wall, ddp)
+        if self.step >= cfg.steps or timed_out:
+            extra = {"replicas_equal": summary["replicas_equal"]} if "replicas_equal" in summary else {}
+            if timed_out:
+                summary["time_limited"] = extra["time_limited"] = True
+            self._save(CheckpointKind.FINAL, wall, extra)
         else:
             self._save(CheckpointKind.RESUME, wall)
         for cb in self.callbacks:
             cb.on_end(self, summary)
         return summary
+
+    def _out_of_time(self, elapsed: float) -> bool:
+        """Whether the run's time limit is reached; under DDP every rank stops at the same step (rank 0's clock)."""
+        over = elapsed >= self.config.time_limit_s
+        if not self.distributed:
+            return over
+        flag = torch.tensor([float(over)], device=self.device)
+        dist.broadcast(flag, src=0)
+        return bool(flag.item())
 
     def _replicas_equal(self) -> bool:
         """All-gather every rank's parameters and compare them exactly."""

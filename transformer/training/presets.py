@@ -47,6 +47,9 @@ class TrainConfig:
     # bfloat16 autocast for the forward pass and the loss (the weights, Adam's state and every checkpoint stay
     # float32): on a CPU with AMX or AVX512-BF16, or a GPU, a step costs ~0.6 of a float32 one
     mixed_precision: bool = False
+    # > 0: the run also ends, complete, once the loop has run this many seconds (steps is then an upper bound).
+    # The paper's schedule does not depend on the run's length, so an early end needs no other change.
+    time_limit_s: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -103,6 +103,16 @@ REAL_COREF = TrainConfig(  # checkpoints/real-coref: real parallel text plus the
     checkpoint_every=500,
 )
 
+# checkpoints/real-apps: real-coref's recipe on more real text (the help of 64 GNOME and MATE applications) and
+# 40,000 generated sentences, for as many steps as the hour holds (5,471 on 2 cores: the loop ends at 58 minutes)
+REAL_APPS = dataclasses.replace(
+    REAL_COREF,
+    corpus=CorpusSpec(n_examples=40000, both_share=0.5, number_share=0.2, variant_share=0.4),
+    real_data=("libreoffice", "handbook", "gnome", "apps", "ui"),
+    steps=6200,
+    time_limit_s=3480.0,
+)
+
 PRESETS: dict[str, TrainConfig] = {
     # checkpoints/coref-en-fr, the default before real-coref.
     "coref": COREF,
@@ -122,6 +132,9 @@ PRESETS: dict[str, TrainConfig] = {
     # held-out chrF 56.1, GIMP 37.3, pronoun accuracy 1.000, best probe head encoder L2 H2 1.000 (see its
     # README and scripts/evaluate_real_coref.py).
     "real-coref": REAL_COREF,
+    # Beside the default: better on real text (GIMP chrF 39.3 against 37.3), but no single head reaches the probe
+    # goal (cross L2 H3 0.91), so by issue 17's rule it is not the default (see checkpoints/real-apps/README.md).
+    "real-apps": REAL_APPS,
     # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause
     # first, commas, "did not", very/so/really/extremely, lower case, no full stop, new nouns and verbs).
     "coref-variants": dataclasses.replace(

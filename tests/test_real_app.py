@@ -16,8 +16,8 @@ def test_trained_on_card_and_rare_word_notes(tmp_path, monkeypatch):
     ckpt = tmp_path / "real-tiny"
     shutil.copytree(SHIPPED_ROOT / "tiny", ckpt, ignore=shutil.ignore_patterns("snapshots"))
     card = json.loads((ckpt / "card.json").read_text(encoding="utf-8"))
-    card["train_config"]["real_data"] = ["libreoffice", "handbook"]
-    card["real_data"] = real_data_entry(("libreoffice", "handbook"), DATA_DIR / "MANIFEST.json")
+    card["train_config"]["real_data"] = ["libreoffice", "handbook", "apps"]
+    card["real_data"] = real_data_entry(("libreoffice", "handbook", "apps"), DATA_DIR / "MANIFEST.json")
     vocab = card["vocabulary"]
     vocab["words"] = sorted(set(vocab["words"]) | {"selected", "file"})
     vocab["rare"] = {"selected": 2}
@@ -31,9 +31,15 @@ def test_trained_on_card_and_rare_word_notes(tmp_path, monkeypatch):
     labels = [e.label for e in at.expander]
     assert EN("realdata.trained_on") in labels
     body = " ".join(m.value for m in at.markdown)
-    pairs = card["real_data"]["libreoffice"]["pairs"] + card["real_data"]["handbook"]["pairs"]
+    pairs = sum(entry["pairs"] for entry in card["real_data"].values())
     assert f"{pairs:,}" in body and "MPL-2.0" in body and "4:7.4.7-1+deb12u14" in body
     assert EN("realdata.name_libreoffice") in body and EN("realdata.name_handbook") in body
+    # 64 help packages are named by their first three and a count, not listed one by one
+    apps = card["real_data"]["apps"]
+    assert EN("realdata.name_apps") in body and f"{apps['pairs']:,}" in body
+    first = ", ".join(f"{p} {v}" for p, v in sorted(apps["packages"].items())[:3])
+    assert EN("realdata.more_packages", first=first, n=61) in body
+    assert "zenity-common" not in body
 
 
 def test_a_cards_reordering_examples_join_the_sidebar_examples(tmp_path, monkeypatch):
@@ -57,3 +63,15 @@ def test_a_cards_reordering_examples_join_the_sidebar_examples(tmp_path, monkeyp
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(SHIPPED_ROOT))
     for name in ("coref-en-fr", "coref-variants"):
         assert run(app(checkpoint=name)).selectbox(key="example").options == EXAMPLES
+
+
+def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(SHIPPED_ROOT))
+    for name in ("real-coref", "real-apps"):
+        at = run(app(checkpoint=name, text="Select the layer you want to move."))
+        assert not at.exception, name
+        assert EN("realdata.trained_on") in [e.label for e in at.expander]
+        body = " ".join(m.value for m in at.markdown)
+        assert EN("realdata.name_libreoffice") in body
+        assert (EN("realdata.name_apps") in body) == (name == "real-apps")
+        assert node_text(at.get_by_key("translation")).strip()

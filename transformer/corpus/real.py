@@ -244,39 +244,44 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def extract_pages(en_root: str | Path, fr_root: str | Path, source: str) -> Iterator[RealPair]:
-    """Every aligned pair of the pages present under both roots (sorted by path, so the order is fixed)."""
+# the page kind of each file suffix in applications' help: GNOME's Mallard pages, MATE's DocBook manuals
+HELP_KINDS = {".page": "gnome", ".xml": "docbook", ".docbook": "docbook"}
+
+
+def extract_pages(
+    en_root: str | Path,
+    fr_root: str | Path,
+    source: str,
+    kinds: dict[str, str] | None = None,
+    prefix: str = "",
+) -> Iterator[RealPair]:
+    """Every aligned pair of the pages present under both roots (sorted by path, so the order is fixed).
+
+    kinds maps a file suffix to its page kind (default: the source's own pages, ``.page`` for "gnome",
+    ``.html`` otherwise); prefix goes before each page's path in its name.
+    """
     en_root, fr_root = Path(en_root), Path(fr_root)
-    for en_page in sorted(en_root.rglob("*.page" if source == "gnome" else "*.html")):
+    kinds = kinds or {".page" if source == "gnome" else ".html": source}
+    for en_page in sorted(p for p in en_root.rglob("*") if p.suffix in kinds and p.is_file()):
         rel = en_page.relative_to(en_root).as_posix()
         fr_page = fr_root / rel
         if not fr_page.is_file():
             continue
         en, fr = _read(en_page), _read(fr_page)
-        pairs = align_by_id(en, fr) if source == "libreoffice" else align_in_order(en, fr, source)
+        pairs = align_by_id(en, fr) if source == "libreoffice" else align_in_order(en, fr, kinds[en_page.suffix])
         for src, tgt in pairs:
-            yield RealPair(source, rel, src, tgt)
-
-
-HELP_KINDS = {".page": "gnome", ".xml": "docbook", ".docbook": "docbook"}
+            yield RealPair(source, prefix + rel, src, tgt)
 
 
 def extract_help(package_root: str | Path, source: str = "apps") -> Iterator[RealPair]:
     """Every aligned pair of one unpacked package's application help: each folder under HELP_EN with a
     French twin under HELP_FR (gnome-help, the desktop's own help, excepted), each Mallard or DocBook page
-    aligned in order by its kind. Pages are named app/path (sorted, so the order is fixed)."""
-    root = Path(package_root)
-    en_help, fr_help = root / HELP_EN, root / HELP_FR
+    aligned in order by its kind. Pages are named app/path."""
+    en_help, fr_help = Path(package_root) / HELP_EN, Path(package_root) / HELP_FR
     if not en_help.is_dir():
         return
     for app in sorted(p for p in en_help.iterdir() if p.is_dir() and p.name != "gnome-help"):
-        for en_page in sorted(p for p in app.rglob("*") if p.suffix in HELP_KINDS and p.is_file()):
-            rel = en_page.relative_to(app).as_posix()
-            fr_page = fr_help / app.name / rel
-            if not fr_page.is_file():
-                continue
-            for src, tgt in align_in_order(_read(en_page), _read(fr_page), HELP_KINDS[en_page.suffix]):
-                yield RealPair(source, f"{app.name}/{rel}", src, tgt)
+        yield from extract_pages(app, fr_help / app.name, source, HELP_KINDS, prefix=f"{app.name}/")
 
 
 def read_catalogue(data: bytes, name: str = "catalogue") -> dict[str, str]:

@@ -42,6 +42,7 @@ PACKAGES = {
     "gnome-user-docs": ("gnome", None),
     **{name: ("ui", None) for name in real.CATALOGUES},
     **{name: ("apps", None) for name in real.HELP_PACKAGES},
+    **{name: ("kde", None) for name in real.KDE_PACKAGES},
     "gimp-help-en": ("gimp", real.GIMP_EN),
     "gimp-help-fr": ("gimp", real.GIMP_FR),
 }
@@ -93,6 +94,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     gimp_english = {p.src for p in gi}
     gnome = [p for p in gnome if p.src not in gimp_english]
     apps = [p for name in real.HELP_PACKAGES for p in real.extract_help(workdir / name) if p.src not in gimp_english]
+    kde = [p for name in real.KDE_PACKAGES for p in real.extract_kde(workdir / name) if p.src not in gimp_english]
     ui = [
         p
         for name, path in real.CATALOGUES.items()
@@ -103,11 +105,18 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     manifest: dict = {"packages": versions, "licences": real.LICENCES, "files": {}}
     trained: set[str] = set()
     heldout: set[str] = set()
-    for name, pairs in (("libreoffice", lo), ("handbook", hb), ("gnome", gnome), ("apps", apps), ("ui", ui)):
+    every_trained: set[str] = set()
+    # kde, added last, comes after ui so that the files before it rebuild byte for byte
+    sources = (("libreoffice", lo), ("handbook", hb), ("gnome", gnome), ("apps", apps), ("ui", ui), ("kde", kde))
+    for name, pairs in sources:
         # catalogues have no pages to hold out: training only
         splits = real.split_by_page(pairs, 0.0, 0.0) if name == "ui" else real.split_by_page(pairs)
-        if name in ("gnome", "apps", "ui"):  # added later: none of the manuals' held-out English in training
+        if name in ("gnome", "apps", "ui", "kde"):  # added later: none of the manuals' held-out English in training
             splits["train"] = [p for p in splits["train"] if p.src not in heldout]
+        if name == "kde":  # and none of the other sources' training English in its held-out pages
+            for s in ("dev", "test"):
+                splits[s] = [p for p in splits[s] if p.src not in every_trained]
+        every_trained |= {p.src for p in splits["train"]}
         if name in ("libreoffice", "handbook"):  # the manuals the GIMP test set was cut against
             trained |= {p.src for p in splits["train"]}
         heldout |= {p.src for s in ("dev", "test") for p in splits[s]}
@@ -133,11 +142,10 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     }
     manifest["split"] = "by page: sha1(source:page) < 0.04 → test, < 0.06 → dev, else train"
     manifest["sources_by_split"] = {
-        s: dict(Counter(p.source for p in real.split_by_page(lo + hb + gnome + apps)[s])) for s in real.SPLITS
+        s: dict(Counter(p.source for p in real.split_by_page(lo + hb + gnome + apps + kde)[s])) for s in real.SPLITS
     }
-    manifest["files"]["apps.tsv.gz"]["licences_by_package"] = {
-        name: _licences(workdir / name, name) for name in real.HELP_PACKAGES
-    }
+    for name, packages in (("apps", real.HELP_PACKAGES), ("kde", real.KDE_PACKAGES)):
+        manifest["files"][f"{name}.tsv.gz"]["licences_by_package"] = {p: _licences(workdir / p, p) for p in packages}
     manifest["sources_by_split"]["train"]["ui"] = manifest["files"]["ui.tsv.gz"]["by_split"]["train"]
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest

@@ -294,9 +294,46 @@ def test_application_help_aligns_mallard_and_docbook_pages_per_application(tmp_p
     assert list(real.extract_help(tmp_path / "no-help-here")) == []
 
 
+def _cache(pages: dict[str, str]) -> bytes:
+    import bz2
+
+    return bz2.compress("".join(f'<FILENAME filename="{n}">{h}</FILENAME>' for n, h in pages.items()).encode())
+
+
+def test_kde_handbooks_align_the_pages_of_both_caches_in_order(tmp_path):
+    page = "<html><body><h1>{t}</h1><p>{p}</p><td><p>{q}</p></td><div id='footer_text'>{t}</div></body></html>"
+    en = {
+        "tool-brush.html": page.format(t="Brush", p="Click and drag to draw freehand.", q="Hold Shift."),
+        "english-only.html": page.format(t="New", p="Not translated yet.", q="None."),
+        # a page whose French lost a paragraph aligns nothing (the in-order rule)
+        "uneven.html": "<p>One.</p><p>Two.</p>",
+    }
+    fr = {
+        "tool-brush.html": page.format(t="Brosse", p="Cliquez-glissez pour dessiner à main levée.", q="Maintenez Maj."),
+        "uneven.html": "<p>Un et deux.</p>",
+    }
+    for lang, pages in ((real.KDE_EN, en), (real.KDE_FR, fr)):
+        (tmp_path / lang / "kolourpaint").mkdir(parents=True)
+        (tmp_path / lang / "kolourpaint" / "index.cache.bz2").write_bytes(_cache(pages))
+    (tmp_path / real.KDE_EN / "okular").mkdir()  # no French twin: skipped
+    (tmp_path / real.KDE_EN / "okular" / "index.cache.bz2").write_bytes(_cache({"a.html": "<p>Open.</p>"}))
+    pairs = list(real.extract_kde(tmp_path))
+    assert [(p.source, p.page, p.src, p.tgt) for p in pairs] == [
+        (
+            "kde",
+            "kolourpaint/tool-brush.html",
+            "Click and drag to draw freehand.",
+            "Cliquez-glissez pour dessiner à main levée.",
+        ),
+        ("kde", "kolourpaint/tool-brush.html", "Hold Shift.", "Maintenez Maj."),
+    ]
+    assert real.cache_pages(_cache(en)).keys() == en.keys()
+    assert list(real.extract_kde(tmp_path / "no-handbook-here")) == []
+
+
 def test_committed_corpus():
     files = real.real_files()
-    assert set(files) == {"libreoffice", "handbook", "gnome", "apps", "ui", "gimp"}
+    assert set(files) == {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp"}
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
     test = load_real("test")
     train = load_real("train")
@@ -308,11 +345,15 @@ def test_committed_corpus():
     assert not {p.src for p in gimp} & {s for s, _ in train}
     # the sources added later: GNOME's help split by page, the editors' catalogues training only; none
     # of their training English is a held-out sentence of the manuals or of the GIMP manual
-    added = load_real("train", ("gnome", "apps", "ui"))
+    added = load_real("train", ("gnome", "apps", "kde", "ui"))
     assert len(added) > 40000 and load_real("test", ("ui",)) == [] and load_real("test", ("gnome",))
     apps = read_pairs(files["apps"])
     assert len({p.page.split("/")[0] for p in apps}) > 50 and load_real("test", ("apps",))
     assert not {p.page.split("/")[0] for p in apps} & {"gnome-help"}
+    kde = read_pairs(files["kde"])
+    assert len({p.page.split("/")[0] for p in kde}) > 80 and load_real("test", ("kde",))
+    # the KDE handbooks' held-out pages share no English with any source's training split
+    assert not {s for s, _ in load_real("test", ("kde",)) + load_real("dev", ("kde",))} & {s for s, _ in train + added}
     heldout = {s for s, _ in test + load_real("dev")} | {p.src for p in gimp}
     assert not heldout & {s for s, _ in added}
     assert {p.page for p in read_pairs(files["ui"])} == {

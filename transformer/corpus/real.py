@@ -19,6 +19,11 @@ and ``dpkg -x``; ``scripts/build_real_corpus.py`` does both and records the vers
   the MATE user guide…; CC-BY-SA-3.0, GFDL or GPL, per package): every application folder under
   ``usr/share/help/C`` with a French twin, Mallard ``.page`` files (<p>, <title>) or DocBook ``.xml`` /
   ``.docbook`` files (<para>, <title>) aligned in order, same rule (:func:`extract_help`).
+- The handbooks of KDE applications (``KDE_PACKAGES``: KolourPaint, Okular, KStars, Marble,
+  KPhotoAlbum, Konqueror…; GFDL-1.2-or-later or GPL, per package): each handbook ships as one
+  ``index.cache.bz2`` per language under ``usr/share/doc/HTML/{en,fr}/<app>``, the HTML that KDE's help
+  browser shows, one ``<FILENAME filename=…>`` chunk per page; the ``<p>`` paragraphs of a page present in
+  both aligned in order, same rule (:func:`extract_kde`).
 - The GIMP manual (``gimp-help-en`` / ``gimp-help-fr``, GFDL-1.2): ``<p>`` paragraphs in
   order, same rule. It is the out-of-source test set and is never trained on; no training
   pair's English is one of its sentences.
@@ -74,6 +79,24 @@ HELP_PACKAGES = (
     "ocrfeeder", "orca", "pitivi", "pluma-common", "polari", "quadrapassel", "rhythmbox-data", "seahorse",
     "shotwell-common", "simple-scan", "sound-juicer", "swell-foop", "tali", "totem-common", "zenity-common",
 )
+# Debian packages of KDE applications whose handbook has a French translation (usr/share/doc/HTML/fr/...)
+KDE_PACKAGES = (
+    "akregator", "ark", "blinken", "bomber", "bovo", "cantor", "cervisia", "dragonplayer", "filelight", "granatier",
+    "juk", "k3b-i18n", "kalzium-data", "kamera", "kamoso", "kapman", "kapptemplate", "katomic", "kblackbox",
+    "kblocks", "kbounce", "kbreakout", "kbruch", "kcachegrind", "kcalc", "kcharselect", "kde-cli-tools-data",
+    "kde-config-cddb", "kde-config-cron", "kdepim-runtime", "kdf", "kdiamond", "keditbookmarks", "kfind", "kfloppy",
+    "kfourinline", "kgamma5", "kget", "kgoldrunner", "kgpg", "khotkeys-data", "kigo", "kile-doc", "killbots",
+    "kimagemapeditor", "kinfocenter", "kio-audiocd", "kio-extras-data", "kio-gopher", "kio", "kiriki", "kiten",
+    "kjumpingcube", "klickety", "klines", "kmag", "kmahjongg", "kmail", "kmenuedit", "kmines", "kmix", "kmousetool",
+    "kmouth", "kmplot", "knavalbattle", "knetwalk", "knights", "knotes", "kolf", "kollision", "kolourpaint",
+    "konqueror", "konquest", "konversation-data", "kpat", "kphotoalbum", "krdc", "kreversi", "krfb", "kruler",
+    "kshisen", "ksirk", "ksnakeduel", "kspaceduel", "ksquares", "kstars-data", "ksudoku", "ksystemlog", "kteatime",
+    "ktimer", "ktorrent-data", "ktouch-data", "ktuberling-data", "kturtle", "kubrick", "kwin-data", "lokalize",
+    "lskat-data", "marble-data", "okular", "palapeli-data", "partitionmanager", "picmi", "plasma-workspace-data",
+    "powerdevil-data", "skanlite", "skrooge-common", "step", "sweeper", "tellico-doc",
+)
+KDE_EN = "usr/share/doc/HTML/en"
+KDE_FR = "usr/share/doc/HTML/fr"
 # package -> its French catalogue (the interface strings of image editors)
 CATALOGUES = {
     "inkscape": "usr/share/locale/fr/LC_MESSAGES/inkscape.mo",
@@ -90,6 +113,8 @@ LICENCES = {
     "digiKam, their translation teams)",
     "apps": "CC-BY-SA-3.0, GFDL-1.1-or-later or GPL-2.0-or-later, per package (the help of GNOME and MATE "
     "applications, their authors and French translators; each package's licences in MANIFEST.json)",
+    "kde": "GFDL-1.2-or-later, as each KDE handbook's notice says (the handbooks of KDE applications, the KDE "
+    "documentation team and French translators; each package's licences in MANIFEST.json)",
     "gimp": "GFDL-1.2 (GNU Image Manipulation Program User Manual, the GIMP Documentation Team)",
 }
 
@@ -98,7 +123,7 @@ LICENCES = {
 class RealPair:
     """One aligned sentence (or short paragraph) pair and where it comes from."""
 
-    source: str  # "libreoffice" | "handbook" | "gnome" | "apps" | "ui" | "gimp"
+    source: str  # "libreoffice" | "handbook" | "gnome" | "apps" | "kde" | "ui" | "gimp"
     page: str  # the page's path inside its manual (the unit of the split); a catalogue's file name
     src: str
     tgt: str
@@ -282,6 +307,35 @@ def extract_help(package_root: str | Path, source: str = "apps") -> Iterator[Rea
         return
     for app in sorted(p for p in en_help.iterdir() if p.is_dir() and p.name != "gnome-help"):
         yield from extract_pages(app, fr_help / app.name, source, HELP_KINDS, prefix=f"{app.name}/")
+
+
+_CACHE_PAGE = re.compile(r'<FILENAME filename="([^"]+)">(.*?)</FILENAME>', re.S)
+
+
+def cache_pages(data: bytes) -> dict[str, str]:
+    """{page name: HTML} of a KDE handbook's ``index.cache.bz2`` (the pages kdoctools rendered, each inside a
+    ``<FILENAME filename="name.html">`` chunk)."""
+    import bz2
+
+    return dict(_CACHE_PAGE.findall(bz2.decompress(data).decode("utf-8", errors="replace")))
+
+
+def extract_kde(package_root: str | Path, source: str = "kde") -> Iterator[RealPair]:
+    """Every aligned pair of one unpacked package's KDE handbooks: each ``index.cache.bz2`` under KDE_FR with
+    an English twin under KDE_EN; the <p> paragraphs of every page present in both aligned in order (the
+    GIMP manual's rule). Pages are named app/page.html (app/sub/page.html for a handbook in a subfolder)."""
+    en_root, fr_root = Path(package_root) / KDE_EN, Path(package_root) / KDE_FR
+    if not fr_root.is_dir():
+        return
+    for fr_cache in sorted(fr_root.rglob("index.cache.bz2")):
+        rel = fr_cache.parent.relative_to(fr_root).as_posix()
+        en_cache = en_root / rel / "index.cache.bz2"
+        if not en_cache.is_file():
+            continue
+        en, fr = cache_pages(en_cache.read_bytes()), cache_pages(fr_cache.read_bytes())
+        for name in sorted(en.keys() & fr.keys()):
+            for src, tgt in align_in_order(en[name], fr[name], "gimp"):
+                yield RealPair(source, f"{rel}/{name}", src, tgt)
 
 
 def read_catalogue(data: bytes, name: str = "catalogue") -> dict[str, str]:

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus.real import CATALOGUES, HELP_PACKAGES
+from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 
 
 @dataclass(frozen=True)
 class RealSource:
-    name: str  # "libreoffice" | "handbook" | "gnome" | "apps" | "ui"
+    name: str  # "libreoffice" | "handbook" | "gnome" | "apps" | "kde" | "ui"
     pairs: int
     pages: int
     licence: str
@@ -79,6 +79,7 @@ PACKAGES_OF = {
     "handbook": ("debian-handbook",),
     "gnome": ("gnome-user-docs",),
     "apps": HELP_PACKAGES,
+    "kde": KDE_PACKAGES,
     "ui": tuple(CATALOGUES),
     "gimp": ("gimp-help-en", "gimp-help-fr"),
 }

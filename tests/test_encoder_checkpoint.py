@@ -59,7 +59,7 @@ def test_the_route_statement_differs_between_the_checkpoints_and_names_the_head(
 
 
 def test_pickers_that_offer_every_kind_open_where_the_checkpoint_decides():
-    """route_kind reads the card: the encoder for a model whose encoder resolves "it" (the default real-coref,
+    """route_kind reads the card: the encoder for a model whose encoder resolves "it" (the default real-kde-align,
     coref-en-fr-encoder), cross-attention for coref-en-fr and for a card without probe scores; the explorer's
     overview, the arithmetic and the head lab's training tab open there."""
     from transformer.attention import AttentionKind

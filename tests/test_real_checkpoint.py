@@ -3,8 +3,9 @@
 The script wrote "real_coref_sample": every figure on the first SAMPLE sentences of each held-out set.
 Greedy decoding is deterministic, so re-measuring gives the same numbers (up to float noise between
 thread counts). About a minute on two cores per checkpoint. checkpoints/coref-variants and the
-real-text checkpoints/real-coref (the default: it meets every coreference goal, see the README) and
-real-apps and real-kde (beside it: more real text, a probe head short of the goal) ship.
+real-text checkpoints/real-kde-align (the default: it meets every coreference goal and is the best on real
+text, see the README), real-coref (the default before it) and real-apps and real-kde (beside it: more real
+text, a probe head short of the goal) ship.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def test_card_records_how_it_was_made():
     full = card["real_coref"]
     for key in GOALS:
         assert key in full["goals"]
-    assert coreference_goals_met(full) and DEFAULT_CHECKPOINT == PATH  # the issue's rule: so it is the default
+    assert coreference_goals_met(full)  # the issue's rule made it the default, until real-kde-align
     assert full["real"]["n_sentences"] > 500 and full["coref"]["n_sentences"] == 2000
     # the files the repository carries: every one under 30 MB, all together under 100 MB
     sizes = [p.stat().st_size for p in PATH.rglob("*") if p.is_file()]
@@ -128,4 +129,29 @@ def test_the_checkpoints_beside_the_default_record_how_they_were_made(name):
     before = load_checkpoint(SHIPPED_ROOT / bettered).card["real_coref"]
     assert full["gimp"]["chrf"] > before["gimp"]["chrf"] and full["goals"]["real_chrf"]["met"]
     sizes = [p.stat().st_size for p in path.rglob("*") if p.is_file()]
+    assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20
+
+
+ALIGN = SHIPPED_ROOT / "real-kde-align"
+
+
+@pytest.mark.skipif(not (ALIGN / "card.json").is_file(), reason="checkpoints/real-kde-align not present")
+def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
+    """real-kde-align: real-kde's preset with the alignment loss; every coreference goal met, so by the issue's
+    rule it is the default; better than real-coref, the default before it, on the held-out pages and on GIMP."""
+    card = load_checkpoint(ALIGN).card
+    cfg, preset = card["train_config"], PRESETS["real-kde-align"]
+    assert cfg == json.loads(json.dumps(preset.to_dict())) and preset.align_pronoun > 0
+    assert card["time_limited"] is True and 4000 < card["step"] < preset.steps
+    assert card["wall_time_s"] <= preset.time_limit_s + 60 <= 60 * 60
+    assert sorted(card["real_data"]) == ["apps", "gnome", "handbook", "kde", "libreoffice", "ui"]
+    full = card["real_coref"]
+    assert coreference_goals_met(full) and DEFAULT_CHECKPOINT == ALIGN
+    assert full["best_heads"]["encoder/pronoun"]["score"] >= GOALS["best_probe_head"]  # the encoder resolves "it"
+    assert full["variants"]["pronoun_accuracy"] >= GOALS["variants_pronoun_accuracy"]
+    before = load_checkpoint(PATH).card["real_coref"]
+    for part in ("real", "gimp"):
+        assert full[part]["chrf"] > before[part]["chrf"]
+    assert not full["goals"]["gimp_chrf"]["met"]  # the one goal still missed (README: by 4.18)
+    sizes = [p.stat().st_size for p in ALIGN.rglob("*") if p.is_file()]
     assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20

@@ -30,7 +30,7 @@ TEXTS = ["the cat sat", "a dog ran in the park today and the cat sat on the mat"
 SHIPPED = [  # the shipped model ends these at different steps, and beam 4 changes the third
     "The dog didn't cross the road because it was too tired.",
     "It is red.",
-    "the table is near the window and it is big .",
+    "the dog is near the house and it is small .",
     "The plates didn't fit in the drawers because they were too big.",
 ]
 

@@ -225,7 +225,7 @@ def test_memo_computes_once_per_arguments(shipped):
 
 # ---- issue 15, bug 1: the head lab's "across training" map follows the session's beam ---------------
 
-TEXT = "the table is near the window and it is big ."  # beam 1 and beam 4 translate it differently
+TEXT = "the dog is near the house and it is small ."  # beam 1 and beam 4 translate it differently
 
 
 def test_two_sessions_with_beam_1_and_beam_4_each_get_their_own_snapshot_map():

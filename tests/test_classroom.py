@@ -145,7 +145,7 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
         ("<script>alert(1)</script><b>bold</b>", "any"),  # the LibreOffice help has script, alert, bold
         ("The dog\\x00\\x07 was\\x1b[31m too tired.", "any"),
         ("?!... ;;; ---", "no_words"),
-        ("I love you.", "unseen"),
+        ("I adore you.", "unseen"),  # "love" is in the KDE handbooks now
         ("The cat purred on the windowsill.", "unseen"),
         ("The cat sat on the mat.", "rare"),  # "sat" and "mat" occur in the editors' interface strings only
     ],

@@ -137,6 +137,12 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # stop cleanly after this step, keeping what was saved
     trainer = Trainer(cfg, out, callbacks, overwrite=args.overwrite, stop_event=stop)
+    if cfg.mixed_precision and not trainer.bfloat16 and trainer.is_main:
+        print(
+            "note: bfloat16 autocast is off: this machine emulates bfloat16 (no AVX512-BF16 or AMX, no GPU "
+            "that has it), where a step costs many float32 ones; the run trains in float32",
+            file=sys.stderr,
+        )
     if trainer.distributed:
         import torch
         import torch.distributed as dist

@@ -45,7 +45,8 @@ class TrainConfig:
     align_pronoun: float = 0.0
     align_connective: bool = True  # with align_pronoun: also the connective's row (off: the pronoun's row alone)
     # bfloat16 autocast for the forward pass and the loss (the weights, Adam's state and every checkpoint stay
-    # float32): on a CPU with AMX or AVX512-BF16, or a GPU, a step costs ~0.6 of a float32 one
+    # float32): on a CPU with AMX or AVX512-BF16, or a GPU, a step costs ~0.6 of a float32 one. Where bfloat16
+    # is emulated (an AVX2 CPU: ~15 times a float32 step) the run stays float32 (loop.bfloat16_is_fast)
     mixed_precision: bool = False
     # > 0: the run also ends, complete, once the loop has run this many seconds (steps is then an upper bound).
     # The paper's schedule does not depend on the run's length, so an early end needs no other change.

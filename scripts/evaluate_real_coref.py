@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
     ap.add_argument("--write", action="store_true", help="merge the figures into the checkpoint's card.json")
-    ap.add_argument("--gimp", type=int, default=1000, help="GIMP sentences to score (0: all)")
+    ap.add_argument("--gimp", type=int, default=0, help="GIMP sentences to score (0, the default: the whole manual)")
     ap.add_argument("--limit", type=int, help="score only the first N sentences of each set (a dry run)")
     args = ap.parse_args(argv)
     ckpt = load_checkpoint(args.checkpoint)

@@ -17,7 +17,8 @@ import pytest
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import CorpusSpec
-from transformer.evaluate_real import GOALS, SAMPLE, coreference_goals_met, real_coref_report
+from transformer.corpus.real import load_real
+from transformer.evaluate_real import GIMP_BEFORE, GOALS, SAMPLE, coreference_goals_met, real_coref_report
 from transformer.layout import DEFAULT_CHECKPOINT, SHIPPED_ROOT
 from transformer.training import PRESETS
 
@@ -60,6 +61,21 @@ def test_card_records_how_it_was_made():
     # the files the repository carries: every one under 30 MB, all together under 100 MB
     sizes = [p.stat().st_size for p in PATH.rglob("*") if p.is_file()]
     assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20
+
+
+REAL_TEXT = ("real-coref", "real-apps", "real-kde", "real-kde-align")
+
+
+@pytest.mark.parametrize("name", [n for n in REAL_TEXT if (SHIPPED_ROOT / n / "card.json").is_file()])
+def test_the_gimp_figure_covers_the_whole_manual(name):
+    """Each real-text card scores the GIMP manual whole (7,403 sentences of 579 pages), and keeps the score of
+    its first 500 (the set of earlier rounds, 54 pages that begin with the appendix on writing the manual)."""
+    full = load_checkpoint(SHIPPED_ROOT / name).card["real_coref"]
+    gimp = full["gimp"]
+    assert gimp["n_sentences"] == len(load_real("test", ("gimp",))) > 7000
+    first = gimp[f"first_{GIMP_BEFORE}"]
+    assert 0 < first["chrf"] < gimp["chrf"]  # the first pages are the harder ones for every model
+    assert full["goals"]["gimp_chrf"]["value"] == gimp["chrf"]
 
 
 @pytest.mark.parametrize("name", MEASURED)
@@ -152,6 +168,6 @@ def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
     before = load_checkpoint(PATH).card["real_coref"]
     for part in ("real", "gimp"):
         assert full[part]["chrf"] > before[part]["chrf"]
-    assert not full["goals"]["gimp_chrf"]["met"]  # the one goal still missed (README: by 4.18)
+    assert not full["goals"]["gimp_chrf"]["met"]  # the one goal still missed (README: by 2.32 on the whole manual)
     sizes = [p.stat().st_size for p in ALIGN.rglob("*") if p.is_file()]
     assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20

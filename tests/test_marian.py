@@ -39,7 +39,8 @@ TEXTS = [
     "The garden was clean.",
     "Zebras eat grass!",  # pieces the fixture's vocabulary barely knows
 ]
-ATOL = 1e-5
+# float32 noise between the two implementations: ~1e-5 on an AVX2 CPU (1.07e-5 measured), less with AVX512
+ATOL = 5e-5
 VOCABS = ("shared", "separate")
 both_vocabularies = pytest.mark.parametrize("vocabs", VOCABS)
 

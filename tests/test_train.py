@@ -350,11 +350,9 @@ def test_mixed_precision_stays_float32_where_bfloat16_is_emulated(tmp_path, monk
         seen.append(q.dtype)
         return original(q, *args, **kwargs)
 
-    torch.nn.functional.scaled_dot_product_attention = spy
-    try:
+    with monkeypatch.context() as patch:
+        patch.setattr(torch.nn.functional, "scaled_dot_product_attention", spy)
         trainer.train_step(trainer.batches.next())
-    finally:
-        torch.nn.functional.scaled_dot_product_attention = original
     assert seen and set(seen) == {torch.float32}
     with trainer._attention_kernel():
         assert torch.backends.cuda.flash_sdp_enabled()

@@ -11,6 +11,7 @@ from transformer.corpus import real
 from transformer.corpus.real import (
     RealCorpusError,
     RealPair,
+    align_by_anchor,
     align_by_id,
     align_in_order,
     extract_pages,
@@ -106,6 +107,47 @@ def test_in_order_pages_need_equal_counts_and_split_sentences():
     ]
     with pytest.raises(ValueError):
         align_in_order(en, fr, "wiki")
+
+
+GLOSSARY_EN = """<div class="glossary"><dl>
+<dt><a id="glossary-alpha"></a><span class="glossterm">Alpha</span><a id="idm51076" class="indexterm"></a></dt>
+<dd><p>An alpha value indicates the transparency of a pixel.</p></dd>
+<dt><a id="glossary-feathering"></a><span class="glossterm">Feathering</span><a id="idm51090"></a></dt>
+<dd><p>Feathering softens the edges of a selection.</p><p>Brushes can also have feathered edges.</p></dd>
+</dl></div>
+<div class="sect1"><h2><a id="gimp-tips"></a>Tips</h2><p>Save your work often.</p><p>Only in English.</p></div>"""
+GLOSSARY_FR = """<div class="glossary"><dl>
+<dt><a id="glossary-feathering"></a><span class="glossterm">Adoucir</span><a id="idm50647" class="indexterm"></a></dt>
+<dd><p>Adoucir estompe les bords d’une sélection.</p><p></p>
+<p>Les brosses peuvent aussi avoir des bords adoucis.</p></dd>
+<dt><a id="glossary-alpha"></a><span class="glossterm">Alpha</span><a id="idm50660"></a></dt>
+<dd><p>La valeur alpha indique la transparence d’un pixel.</p></dd>
+</dl></div>
+<div class="sect1"><h2><a id="gimp-tips"></a>Astuces</h2><p>Enregistrez souvent votre travail.</p></div>"""
+
+
+def test_gimp_pages_align_section_by_section_by_their_stable_ids():
+    # each language sorts its glossary by its own terms, so the whole page in order pairs wrong entries
+    # (same counts, once the empty <p> is dropped); the ids pair them right, DocBook's generated
+    # idm… ids anchor nothing, and a section whose counts differ loses only its own pairs
+    shifted = align_in_order(GLOSSARY_EN, GLOSSARY_FR.replace("<p>Enregistrez", "<p>x</p><p>Enregistrez"), "gimp")
+    alpha = "An alpha value indicates the transparency of a pixel."
+    assert shifted[0] == (alpha, "Adoucir estompe les bords d’une sélection.")
+    assert align_by_anchor(GLOSSARY_EN, GLOSSARY_FR) == [
+        (alpha, "La valeur alpha indique la transparence d’un pixel."),
+        ("Feathering softens the edges of a selection.", "Adoucir estompe les bords d’une sélection."),
+        ("Brushes can also have feathered edges.", "Les brosses peuvent aussi avoir des bords adoucis."),
+    ]
+    assert real.paragraphs_by_anchor(GLOSSARY_EN)["gimp-tips"] == ["Save your work often.", "Only in English."]
+
+
+def test_gimp_extraction_aligns_by_anchor_unless_told_otherwise(tmp_path):
+    en = _write(tmp_path / "en", {"glossary.html": GLOSSARY_EN})
+    fr = _write(tmp_path / "fr", {"glossary.html": GLOSSARY_FR})
+    pairs = list(extract_pages(en, fr, "gimp"))
+    assert [p.tgt for p in pairs][:1] == ["La valeur alpha indique la transparence d’un pixel."]
+    assert {p.page for p in pairs} == {"glossary.html"}
+    assert list(extract_pages(en, fr, "gimp", by_anchor=False)) == []  # 5 paragraphs against 4: the page is lost
 
 
 def _mo(messages: dict[str, str], order: str = "<") -> bytes:
@@ -213,6 +255,11 @@ def test_sentence_like():
     assert not sentence_like("Find Bar", "Barre Rechercher")  # a heading
     assert not sentence_like("Use the same text here.", "Use the same text here.")  # untranslated
     assert not sentence_like("=SUM(A1;B2;C3;D4) returns 10.", "=SOMME(A1;B2;C3;D4) renvoie 10.")  # a formula
+    # a French page left in English, but for its quotes (the GIMP manual's licence and appendix)
+    redo = "An alternate version of Redo is “Strong Redo”, which skips changes in visibility of layers."
+    assert not sentence_like(redo, redo.replace("“", "« ").replace("”", " »"))
+    assert real.reads_as_english("You must set the editor for :")
+    assert not real.reads_as_english("Vous devez choisir l’éditeur de la page : Kate, par exemple.")
 
 
 def test_split_is_by_page_and_held_out_pages_share_nothing_with_training():
@@ -343,6 +390,11 @@ def test_committed_corpus():
     assert len(gimp) > 1000 and all(p.source == "gimp" for p in gimp)
     assert load_real("train", ("gimp",)) == []  # the out-of-source set has no training split
     assert not {p.src for p in gimp} & {s for s, _ in train}
+    # aligned section by section: the glossary's entries pair by their ids (each language sorts its own
+    # terms), and no French side is a page the French edition left in English
+    gimp_fr = {p.src: p.tgt for p in gimp}
+    assert gimp_fr["An Alpha value indicates the transparency of a pixel."] == "L’Alpha se rapporte à la transparence."
+    assert not [p for p in gimp if real.reads_as_english(p.tgt)]
     # the sources added later: GNOME's help split by page, the editors' catalogues training only; none
     # of their training English is a held-out sentence of the manuals or of the GIMP manual
     added = load_real("train", ("gnome", "apps", "kde", "ui"))

@@ -25,8 +25,9 @@ and ``dpkg -x``; ``scripts/build_real_corpus.py`` does both and records the vers
   browser shows, one ``<FILENAME filename=…>`` chunk per page; the ``<p>`` paragraphs of a page present in
   both aligned in order, same rule (:func:`extract_kde`).
 - The GIMP manual (``gimp-help-en`` / ``gimp-help-fr``, GFDL-1.2): ``<p>`` paragraphs in
-  order, same rule. It is the out-of-source test set and is never trained on; no training
-  pair's English is one of its sentences.
+  order under each stable id (a section, a glossary entry), same rule per id
+  (:func:`align_by_anchor`). It is the out-of-source test set and is never trained on; no
+  training pair's English is one of its sentences.
 
 A paragraph pair whose English and French split into the same number of sentences is
 cut into sentence pairs. Inline markup becomes plain text; the variants a page hides
@@ -190,6 +191,39 @@ def _collect(html: str, wants) -> list[tuple[str, str]]:
     return [(k, t) for k, t in parser.found if t]
 
 
+# DocBook's generated ids (idm51076): they differ between the two languages' pages, so they anchor nothing
+GENERATED_ID = re.compile(r"^idm?\d+$")
+
+
+class _AnchoredCollector(_Collector):
+    """Collects the text of every ``tag`` element, keyed by the last stable id (a section's, a glossary
+    entry's) that opened before it."""
+
+    def __init__(self, tag: str) -> None:
+        super().__init__(lambda t, a: self.anchor if t == tag else None)
+        self.anchor = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self.skip and self.key is None:
+            id_ = dict(attrs).get("id")
+            if id_ and not GENERATED_ID.match(id_):
+                self.anchor = id_
+        super().handle_starttag(tag, attrs)
+
+
+def paragraphs_by_anchor(html: str) -> dict[str, list[str]]:
+    """The <p> paragraphs of a DocBook HTML page (the GIMP manual) grouped by the stable id above them,
+    each group in page order."""
+    parser = _AnchoredCollector("p")
+    parser.feed(html)
+    parser.close()
+    groups: dict[str, list[str]] = {}
+    for anchor, text in parser.found:
+        if text:
+            groups.setdefault(anchor, []).append(text)
+    return groups
+
+
 def paragraphs_by_id(html: str) -> list[tuple[str, str]]:
     """(id, text) of every element whose id starts par_id / hd_id (LibreOffice help)."""
     return _collect(html, lambda tag, a: a["id"] if LIBREOFFICE_ID.match(a.get("id") or "") else None)
@@ -249,14 +283,42 @@ def align_in_order(en_html: str, fr_html: str, kind: str) -> list[tuple[str, str
     return [p for x, y in zip(a, b) for p in split_paragraph(x, y)]
 
 
+def align_by_anchor(en_html: str, fr_html: str) -> list[tuple[str, str]]:
+    """Pairs of one GIMP page: under each stable id present in both languages, the paragraphs aligned in
+    order where both have as many. A section whose counts differ loses only its own pairs, and entries that
+    each language sorts by its own terms (the glossary: "Alpha" first in English, "Adoucir" in French) pair
+    by their ids, not by their rank."""
+    a, b = paragraphs_by_anchor(en_html), paragraphs_by_anchor(fr_html)
+    out = []
+    for anchor, xs in a.items():
+        ys = b.get(anchor)
+        if ys and len(xs) == len(ys):
+            out.extend(p for x, y in zip(xs, ys) for p in split_paragraph(x, y))
+    return out
+
+
 _LETTER = re.compile(r"[^\W\d_]")
+_WORD = re.compile(r"[a-zà-ÿ]+")
+# function words that tell an untranslated (English) French side from a French one
+ENGLISH_WORDS = frozenset("the and of to is are you with for this that it can be in by from your which".split())
+FRENCH_WORDS = frozenset(
+    "le la les de des du et est sont vous avec pour ce cette il peut être dans sur par un une ou qui que au aux".split()
+)
+
+
+def reads_as_english(text: str) -> bool:
+    """Whether text has more English function words than French ones: a French page that was never
+    translated (the GIMP manual's French edition keeps its licence and its appendix on writing the manual
+    in English, with French quotes: « Strong Redo »)."""
+    words = _WORD.findall(text.lower())
+    return sum(w in ENGLISH_WORDS for w in words) > sum(w in FRENCH_WORDS for w in words)
 
 
 def sentence_like(src: str, tgt: str) -> bool:
     """A translated sentence: 4-60 English words, a capital first, a final . ! ? or :, a French side that
-    differs from the English and is of comparable length."""
+    differs from the English, reads as French and is of comparable length."""
     w = src.split()
-    if not 4 <= len(w) <= 60 or src == tgt:
+    if not 4 <= len(w) <= 60 or src == tgt or reads_as_english(tgt):
         return False
     if not (src[0].isupper() and tgt[0].isupper()) or src[-1] not in ".!?:" or tgt[-1] not in ".!?:":
         return False
@@ -279,12 +341,15 @@ def extract_pages(
     source: str,
     kinds: dict[str, str] | None = None,
     prefix: str = "",
+    by_anchor: bool | None = None,
 ) -> Iterator[RealPair]:
     """Every aligned pair of the pages present under both roots (sorted by path, so the order is fixed).
 
     kinds maps a file suffix to its page kind (default: the source's own pages, ``.page`` for "gnome",
-    ``.html`` otherwise); prefix goes before each page's path in its name.
+    ``.html`` otherwise); prefix goes before each page's path in its name. by_anchor (default: for "gimp")
+    aligns each section on its own (:func:`align_by_anchor`) instead of the whole page in order.
     """
+    by_anchor = source == "gimp" if by_anchor is None else by_anchor
     en_root, fr_root = Path(en_root), Path(fr_root)
     kinds = kinds or {".page" if source == "gnome" else ".html": source}
     for en_page in sorted(p for p in en_root.rglob("*") if p.suffix in kinds and p.is_file()):
@@ -293,7 +358,12 @@ def extract_pages(
         if not fr_page.is_file():
             continue
         en, fr = _read(en_page), _read(fr_page)
-        pairs = align_by_id(en, fr) if source == "libreoffice" else align_in_order(en, fr, kinds[en_page.suffix])
+        if source == "libreoffice":
+            pairs = align_by_id(en, fr)
+        elif by_anchor:
+            pairs = align_by_anchor(en, fr)
+        else:
+            pairs = align_in_order(en, fr, kinds[en_page.suffix])
         for src, tgt in pairs:
             yield RealPair(source, prefix + rel, src, tgt)
 

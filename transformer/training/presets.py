@@ -137,17 +137,17 @@ PRESETS: dict[str, TrainConfig] = {
     # Real text: LibreOffice help, the Debian handbook, GNOME's help and four image editors' interface strings
     # (transformer/corpus/data/), mixed with the coreference corpus and its typed variants; one joint
     # sentencepiece vocabulary. checkpoints/real-coref (the default before real-kde-align): 4,500 steps, 58.7 min
-    # wall on 2 cores; held-out chrF 56.1, GIMP 37.3, pronoun accuracy 1.000, best probe head encoder L2 H2 1.000
+    # wall on 2 cores; held-out chrF 56.3, GIMP 40.2, pronoun accuracy 1.000, best probe head encoder L2 H2 1.000
     # (see its README and scripts/evaluate_real_coref.py).
     "real-coref": REAL_COREF,
-    # Beside the default: better on real text (GIMP chrF 39.3 against 37.3), but no single head reaches the probe
+    # Beside the default: better on real text (GIMP chrF 41.1 against 40.2), but no single head reaches the probe
     # goal (cross L2 H3 0.91), so by issue 17's rule it is not the default (see checkpoints/real-apps/README.md).
     "real-apps": REAL_APPS,
-    # real-apps plus the KDE applications' handbooks: 4,740 steps in its 58 minutes; held-out pages chrF 58.4, GIMP
-    # 41.1, pronoun accuracy 0.9989, but the best probe head is cross L2 H2 0.875 (see checkpoints/real-kde/README.md)
+    # real-apps plus the KDE applications' handbooks: 4,740 steps in its 58 minutes; held-out pages chrF 58.6, GIMP
+    # 43.5, pronoun accuracy 0.9989, but the best probe head is cross L2 H2 0.875 (see checkpoints/real-kde/README.md)
     "real-kde": REAL_KDE,
     # checkpoints/real-kde-align (the default): real-kde with the alignment loss; 4,620 steps in its 58 minutes;
-    # held-out pages chrF 58.5, GIMP 40.8, pronoun accuracy 1.000, typed variants 1.000, best probe head encoder
+    # held-out pages chrF 58.6, GIMP 43.7, pronoun accuracy 1.000, typed variants 1.000, best probe head encoder
     # L2 H3 1.000 (see its README)
     "real-kde-align": REAL_KDE_ALIGN,
     # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause

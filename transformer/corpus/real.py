@@ -195,32 +195,20 @@ def _collect(html: str, wants) -> list[tuple[str, str]]:
 GENERATED_ID = re.compile(r"^idm?\d+$")
 
 
-class _AnchoredCollector(_Collector):
-    """Collects the text of every ``tag`` element, keyed by the last stable id (a section's, a glossary
-    entry's) that opened before it."""
-
-    def __init__(self, tag: str) -> None:
-        super().__init__(lambda t, a: self.anchor if t == tag else None)
-        self.anchor = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if not self.skip and self.key is None:
-            id_ = dict(attrs).get("id")
-            if id_ and not GENERATED_ID.match(id_):
-                self.anchor = id_
-        super().handle_starttag(tag, attrs)
-
-
 def paragraphs_by_anchor(html: str) -> dict[str, list[str]]:
-    """The <p> paragraphs of a DocBook HTML page (the GIMP manual) grouped by the stable id above them,
-    each group in page order."""
-    parser = _AnchoredCollector("p")
-    parser.feed(html)
-    parser.close()
+    """The <p> paragraphs of a DocBook HTML page (the GIMP manual) grouped by the last stable id (a section's,
+    a glossary entry's) that opened before them, each group in page order."""
+    anchor = ""
+
+    def wants(tag: str, a: dict) -> str | None:
+        nonlocal anchor
+        if a.get("id") and not GENERATED_ID.match(a["id"]):
+            anchor = a["id"]
+        return anchor if tag == "p" else None
+
     groups: dict[str, list[str]] = {}
-    for anchor, text in parser.found:
-        if text:
-            groups.setdefault(anchor, []).append(text)
+    for key, text in _collect(html, wants):
+        groups.setdefault(key, []).append(text)
     return groups
 
 

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ckpt = load_checkpoint(args.checkpoint)
     model, tok = ckpt.model, ckpt.tokenizer
-    names = [n for n in ckpt.card.get("train_config", {}).get("real_data") or [] if n != "ui"]
+    names = ckpt.card.get("train_config", {}).get("real_data") or []  # "ui" has no dev pages: it adds none
 
     def beam(sources: list[str], alpha: float) -> list[str]:
         out = []

@@ -92,6 +92,24 @@ def test_a_padded_batch_equals_each_sentence_alone_on_the_shipped_model(shipped,
         same(a, b)
 
 
+def test_a_padded_beam_batch_equals_each_sentence_alone_under_another_length_penalty(shipped):
+    """Dev sentences of the real default whose beam-4 translation the length penalty α changes."""
+    model, tok = shipped
+    texts = [
+        "The Base service can be invoked in a variety of ways.",
+        "It is activated by the method.",
+        "Creates a new macro, or deletes the selected macro.",
+        "The example below prints all the properties of a document.",
+    ]
+    with torch.inference_mode():
+        ref = [analyse(model, tok, t, 4, alpha=3.0) for t in texts]
+        paper = [analyse(model, tok, t, 4).translation for t in texts]
+        got = analyse_batch(model, tok, texts, 4, alpha=3.0)
+    assert [a.translation for a in ref] != paper
+    for a, b in zip(ref, got):
+        same(a, b)
+
+
 def test_beam_4_finds_another_translation_than_greedy_in_the_same_batch(shipped):
     model, tok = shipped
     with torch.inference_mode():
@@ -155,10 +173,10 @@ def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tin
 
     real = batched.analyse
 
-    def fragile(model, tokenizer, text, beam_size=1, options=CallOptions()):
+    def fragile(model, tokenizer, text, beam_size=1, options=CallOptions(), *, alpha):
         if "birds" in text:
             raise RuntimeError("out of memory on 'birds'")
-        return real(model, tokenizer, text, beam_size, options)
+        return real(model, tokenizer, text, beam_size, options, alpha=alpha)
 
     def broken(*args, **kwargs):
         raise RuntimeError("the padded pass failed")
@@ -175,14 +193,14 @@ class Spy:
     """analyse_batch, recording every batch it is given."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[list[str], int, CallOptions]] = []
+        self.calls: list[tuple[list[str], int, CallOptions, float]] = []
         self.gate = threading.Event()
         self.gate.set()
 
-    def __call__(self, model, tokenizer, texts, beam, options):
+    def __call__(self, model, tokenizer, texts, beam, options, *, alpha):
         self.gate.wait(30)
-        self.calls.append((list(texts), beam, options))
-        return analyse_batch(model, tokenizer, texts, beam, options)
+        self.calls.append((list(texts), beam, options, alpha))
+        return analyse_batch(model, tokenizer, texts, beam, options, alpha=alpha)
 
 
 def test_requests_that_arrive_together_run_as_one_batch_and_the_same_sentence_once(tiny):
@@ -220,14 +238,22 @@ def test_different_models_beams_and_options_go_to_different_batches(tiny, shippe
         batcher.submit(model, tok, TEXTS[2], 1, off),
         batcher.submit(model, tok, TEXTS[3]),
         batcher.submit(model, tok, TEXTS[0], 4),
+        batcher.submit(model, tok, TEXTS[0], 4, alpha=3.0),  # another checkpoint's length penalty: not shared
     ]
     time.sleep(0.2)
     spy.gate.set()
     for f in futures:
         assert isinstance(f.result(timeout=120), Analysis)
-    groups = sorted((sorted(texts), beam, opts == off) for texts, beam, opts in spy.calls)
-    expected = [([TEXTS[0], TEXTS[3]], 1, False), ([TEXTS[0], TEXTS[1]], 4, False), ([SHIPPED[0]], 1, False)]
-    assert groups == sorted((sorted(texts), beam, o) for texts, beam, o in [*expected, ([TEXTS[2]], 1, True)])
+    assert futures[-1] is not futures[-2]
+    groups = sorted((sorted(texts), beam, opts == off, alpha) for texts, beam, opts, alpha in spy.calls)
+    expected = [
+        ([TEXTS[0], TEXTS[3]], 1, False, 0.6),
+        ([TEXTS[0], TEXTS[1]], 4, False, 0.6),
+        ([TEXTS[0]], 4, False, 3.0),
+        ([SHIPPED[0]], 1, False, 0.6),
+        ([TEXTS[2]], 1, True, 0.6),
+    ]
+    assert groups == sorted((sorted(texts), *rest) for texts, *rest in expected)
 
 
 def test_a_batch_is_capped_in_sentences_and_in_pieces(tiny):
@@ -392,7 +418,7 @@ def test_the_worker_runs_with_its_own_thread_count_one_for_a_batch_of_one_and_th
     model, tok = tiny
     seen = []
 
-    def spy(model, tokenizer, texts, beam, options):
+    def spy(model, tokenizer, texts, beam, options, *, alpha):
         seen.append(torch.get_num_threads())
         return [f"ok {t}" for t in texts]
 

@@ -232,7 +232,7 @@ def test_two_sessions_with_beam_1_and_beam_4_each_get_their_own_snapshot_map():
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     model = ckpt.model.eval()
     with torch.inference_mode():
-        greedy, beam = (analyse(model, ckpt.tokenizer, TEXT, b) for b in (1, 4))
+        greedy, beam = (analyse(model, ckpt.tokenizer, TEXT, b, alpha=ckpt.alpha) for b in (1, 4))
     assert greedy.decoder_ids != beam.decoder_ids and len(greedy.decoder_ids) != len(beam.decoder_ids)
     step, path = snapshots(DEFAULT_CHECKPOINT)[2]
     snap = load_checkpoint(path).model.eval()

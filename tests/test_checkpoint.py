@@ -138,3 +138,32 @@ def test_weights_of_the_wrong_dtype_are_refused(trained_checkpoint, tmp_path):
     save_file(state, str(bad / "model.safetensors"))
     with pytest.raises(CheckpointError, match="NaN"):
         load_checkpoint(bad)
+
+
+def test_the_card_chooses_the_beam_length_penalty(trained_checkpoint, tmp_path):
+    """card["decoding"]["alpha"] (scripts/sweep_length_penalty.py --write) is what a beam search uses; without
+    one, the paper's 0.6."""
+    from transformer.checkpoint import update_card
+    from transformer.decoding import PAPER_ALPHA
+
+    path = _copy(trained_checkpoint, tmp_path / "c")
+    assert "decoding" not in load_checkpoint(path).card and load_checkpoint(path).alpha == PAPER_ALPHA == 0.6
+    update_card(path, {"decoding": {"alpha": 3, "beam_size": 4}})
+    assert load_checkpoint(path).alpha == 3.0
+
+
+@pytest.mark.parametrize(
+    "entry", [{"alpha": -1}, {"alpha": 11}, {"alpha": "3"}, {"alpha": True}, {"alpha": None}, {}, [3.0], 3.0]
+)
+def test_a_card_with_an_unusable_length_penalty_is_refused_with_its_name(trained_checkpoint, tmp_path, entry):
+    from transformer.checkpoint import update_card
+
+    path = _copy(trained_checkpoint, tmp_path / "c")
+    update_card(path, {"decoding": entry})
+    with pytest.raises(CheckpointError, match="decoding.alpha"):
+        load_checkpoint(path)
+    card = json.loads((path / "card.json").read_text(encoding="utf-8"))
+    card["decoding"] = {"alpha": float("nan")}  # json writes NaN, and reads it back
+    (path / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    with pytest.raises(CheckpointError, match="decoding.alpha"):
+        load_checkpoint(path)

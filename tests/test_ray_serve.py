@@ -50,7 +50,7 @@ def test_the_deployment_gives_the_in_process_answers_to_concurrent_sessions(clie
         t.join(300)
     with torch.inference_mode():
         for i, (text, beam) in enumerate(asks):
-            same(analyse(model, ckpt.tokenizer, text, beam), got[i])
+            same(analyse(model, ckpt.tokenizer, text, beam, alpha=ckpt.alpha), got[i])  # the card's α
     assert got[2].translation != got[6].translation  # beam 4 changes the third sentence
 
 

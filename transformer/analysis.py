@@ -13,7 +13,7 @@ import torch
 
 from .attention import AttentionKind
 from .corpus import pronoun_piece
-from .decoding import translate_ids
+from .decoding import PAPER_ALPHA, translate_ids
 from .model import Transformer
 from .options import DEFAULT, CallOptions
 from .tokenizer import Tokenizer
@@ -126,15 +126,23 @@ def assemble(
 
 
 def analyse(
-    model: Transformer, tokenizer: Tokenizer, text: str, beam_size: int = 1, options: CallOptions = DEFAULT
+    model: Transformer,
+    tokenizer: Tokenizer,
+    text: str,
+    beam_size: int = 1,
+    options: CallOptions = DEFAULT,
+    *,
+    alpha: float = PAPER_ALPHA,
 ) -> Analysis:
     """Translate text and collect every attention map. Text longer than the model reads is cut.
 
-    transformer.serving.analyse_batch computes the same for many texts in one padded pass.
+    beam_size 1 is greedy decoding; above it, beam search with length penalty alpha (a checkpoint's
+    own: Checkpoint.alpha). transformer.serving.analyse_batch computes the same for many texts in one
+    padded pass.
     """
     source = Source.of(tokenizer, text, model.config.max_len)
     decoded = translate_ids(
-        model, source.ids, beam_size=beam_size, max_new_tokens=max_new_tokens(source), options=options
+        model, source.ids, beam_size=beam_size, max_new_tokens=max_new_tokens(source), options=options, alpha=alpha
     )
     att = decoded.attention
     maps = {kind: np.stack([m[0].float().cpu().numpy() for m in att.of(kind)]) for kind in AttentionKind}

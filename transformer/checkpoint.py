@@ -27,6 +27,7 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from .config import ConfigError, TransformerConfig
+from .decoding import MAX_ALPHA, PAPER_ALPHA
 from .layout import (
     CARD_FILE,
     CONFIG_FILE,
@@ -45,6 +46,7 @@ MAX_JSON_BYTES = 4 * 1024 * 1024
 MAX_TOKENIZER_BYTES = 32 * 1024 * 1024
 MAX_SAFETENSORS_HEADER = 16 * 1024 * 1024
 CONFIG_LIMITS = {"max_len": 8192, "n_encoder_layers": 64, "n_decoder_layers": 64}
+DECODING = "decoding"  # card.json: {"alpha": the beam's length penalty chosen on a dev set, ...}
 
 
 class CheckpointError(ValueError):
@@ -59,6 +61,22 @@ class Checkpoint:
     card: dict[str, Any]
     path: Path | None = None
     extra_json: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def alpha(self) -> float:
+        """The length penalty α its beam search uses: the card's choice, else the paper's 0.6 (§6.1)."""
+        return card_alpha(self.card)
+
+
+def card_alpha(card: dict[str, Any]) -> float:
+    """card["decoding"]["alpha"] (scripts/sweep_length_penalty.py --write), checked; PAPER_ALPHA without one."""
+    entry = card.get(DECODING)
+    if entry is None:
+        return PAPER_ALPHA
+    alpha = entry.get("alpha") if isinstance(entry, dict) else None
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= MAX_ALPHA:
+        raise CheckpointError(f"card.json: decoding.alpha must be a number from 0 to {MAX_ALPHA:g}, not {alpha!r}")
+    return float(alpha)
 
 
 def _unique_params(model: torch.nn.Module) -> dict[str, Tensor]:
@@ -228,6 +246,7 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     card = read_json(path / CARD_FILE)
     if not isinstance(card, dict):
         raise CheckpointError("card.json must be a JSON object")
+    card_alpha(card)
     tokenizer = load_tokenizer(path, names, config)
     # Compare the file's header with the shapes the config implies before allocating anything:
     # a hostile config.json cannot make us build a huge model, nor a file make us read one.

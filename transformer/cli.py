@@ -58,7 +58,7 @@ def translate_record(ckpt, text: str, beam: int) -> dict[str, Any]:
     """Translate one sentence: the record that --json prints."""
     from .analysis import analyse
 
-    a = analyse(ckpt.model, ckpt.tokenizer, text, beam)
+    a = analyse(ckpt.model, ckpt.tokenizer, text, beam, alpha=ckpt.alpha)
     return {
         "source_pieces": a.source_pieces,
         "target_pieces": a.target_pieces,
@@ -253,7 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     tr = sub.add_parser("translate", help="translate sentences (arguments, or one per line on stdin)")
     tr.add_argument("text", nargs="*")
     tr.add_argument("--checkpoint")
-    tr.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    tr.add_argument(
+        "--beam", type=int, default=1, help="beam size (1 = greedy; above, with the card's length penalty α)"
+    )
     tr.add_argument("--json", action="store_true", help="one JSON object per line, with attention maps")
     tr.set_defaults(func=cmd_translate)
 

@@ -12,6 +12,9 @@ from .model import AttentionMaps, DecoderCache, Transformer
 from .options import DEFAULT, CallOptions
 from .tokenizer import pad_batch
 
+PAPER_ALPHA = 0.6  # §6.1: "beam search with a beam size of 4 and length penalty α = 0.6"
+MAX_ALPHA = 10.0  # a card may choose another α on its own dev set (checkpoint.Checkpoint.alpha), within [0, this]
+
 
 @dataclass
 class Decoded:
@@ -149,7 +152,7 @@ def beam_search(
     beam_size: int = 4,
     max_new_tokens: int = 64,
     *,
-    alpha: float = 0.6,
+    alpha: float = PAPER_ALPHA,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
 ) -> Decoded:
@@ -272,12 +275,18 @@ def translate_ids(
     max_new_tokens: int = 64,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
+    *,
+    alpha: float = PAPER_ALPHA,
 ) -> Decoded:
-    """Decode one source sentence given as ids (EOS included: see Tokenizer.source_ids)."""
+    """Decode one source sentence given as ids (EOS included: see Tokenizer.source_ids).
+
+    beam_size 1 is greedy decoding; above it, beam search with length penalty alpha."""
     src = torch.tensor([src_ids], dtype=torch.long, device=model_device(model))
     if beam_size == 1:
         return greedy_decode(model, src, max_new_tokens, return_attention=return_attention, options=options)
-    return beam_search(model, src, beam_size, max_new_tokens, return_attention=return_attention, options=options)
+    return beam_search(
+        model, src, beam_size, max_new_tokens, alpha=alpha, return_attention=return_attention, options=options
+    )
 
 
 @torch.no_grad()

@@ -25,7 +25,9 @@ BACKEND_ENV = "TRANSFORMER_BATCH"
 class Backend(Protocol):
     elsewhere: bool  # whether the computation runs outside the caller's thread (the caller only waits)
 
-    def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis: ...
+    def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
+        """The analysis of text; a beam search uses the checkpoint's own length penalty (ckpt.alpha)."""
+        ...
 
     def wait_idle(self, timeout_s: float) -> None:
         """Wait, at most timeout_s, while this process's model thread still decodes others' sentences."""
@@ -39,7 +41,7 @@ class Direct:
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
         with torch.inference_mode():
-            return analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
+            return analyse(ckpt.model, ckpt.tokenizer, text, beam, options, alpha=ckpt.alpha)
 
     def wait_idle(self, timeout_s: float) -> None:
         pass  # every caller computes in its own thread
@@ -54,7 +56,7 @@ class Batched:
         self.batcher = batcher or Batcher.from_env(arriving)
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
-        return self.batcher.analyse(ckpt.model, ckpt.tokenizer, text, beam, options)
+        return self.batcher.analyse(ckpt.model, ckpt.tokenizer, text, beam, options, alpha=ckpt.alpha)
 
     def wait_idle(self, timeout_s: float) -> None:
         self.batcher.wait_idle(timeout_s)

@@ -28,7 +28,7 @@ from torch import Tensor
 
 from ..analysis import Analysis, Source, analyse, assemble, max_new_tokens
 from ..attention import AttentionKind
-from ..decoding import beam_step, length_penalty, next_log_probs, require_eval
+from ..decoding import PAPER_ALPHA, beam_step, length_penalty, next_log_probs, require_eval
 from ..model import AttentionMaps, Capture, DecoderCache, Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer, pad_batch
@@ -82,7 +82,7 @@ class Decoding:
         beam_size: int = 1,
         options: CallOptions = DEFAULT,
         *,
-        alpha: float = 0.6,
+        alpha: float = PAPER_ALPHA,
     ) -> None:
         if beam_size < 1:
             raise ValueError("beam_size must be at least 1")
@@ -149,7 +149,7 @@ class Decoding:
     # --- the work -----------------------------------------------------------------------------------
 
     def _alone(self, text: str) -> Analysis | Exception:
-        return _alone(self.model, self.tokenizer, text, self.beam_size, self.options)
+        return _alone(self.model, self.tokenizer, text, self.beam_size, self.options, self.alpha)
 
     def _join(self, ready: list[tuple[int, str, Source]]) -> None:
         """Encode a group and add its rows (one per sentence: a beam starts from one hypothesis)."""
@@ -291,6 +291,8 @@ def analyse_batch(
     texts: Sequence[str],
     beam_size: int = 1,
     options: CallOptions = DEFAULT,
+    *,
+    alpha: float = PAPER_ALPHA,
 ) -> list[Analysis | Exception]:
     """analysis.analyse of every text, in one padded pass; a text that fails gets its exception.
 
@@ -298,8 +300,8 @@ def analyse_batch(
     itself fails, each text is analysed alone, so one bad request never fails the others.
     """
     if not batchable(options):
-        return [_alone(model, tokenizer, t, beam_size, options) for t in texts]
-    run = Decoding(model, tokenizer, beam_size, options)
+        return [_alone(model, tokenizer, t, beam_size, options, alpha) for t in texts]
+    run = Decoding(model, tokenizer, beam_size, options, alpha=alpha)
     handles = run.add(texts)
     results = run.done()
     while run.active:
@@ -309,10 +311,10 @@ def analyse_batch(
 
 
 def _alone(
-    model: Transformer, tokenizer: Tokenizer, text: str, beam_size: int, options: CallOptions
+    model: Transformer, tokenizer: Tokenizer, text: str, beam_size: int, options: CallOptions, alpha: float
 ) -> Analysis | Exception:
     try:
-        return analyse(model, tokenizer, text, beam_size, options)
+        return analyse(model, tokenizer, text, beam_size, options, alpha=alpha)
     except Exception as exc:  # noqa: BLE001
         return exc
 

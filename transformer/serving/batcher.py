@@ -4,10 +4,11 @@ step (continuous batching, ``Decoding``), and each caller gets its own result as
 sentence ends.
 
 - One worker thread runs the model; callers wait on a Future. It never touches Streamlit.
-- The same (model, text, beam, options) asked while queued or running is computed once.
-- A batch holds one model, one beam size and one set of options; it is capped in sentences and in
-  padded pieces (rows × longest source), so memory stays bounded whatever arrives. A request of
-  another kind waiting behind it stops the batch taking more, so it drains and that one goes next.
+- The same (model, text, beam, α, options) asked while queued or running is computed once.
+- A batch holds one model, one search (beam size, length penalty α) and one set of options; it is
+  capped in sentences and in padded pieces (rows × longest source), so memory stays bounded whatever
+  arrives. A request of another kind waiting behind it stops the batch taking more, so it drains and
+  that one goes next.
 - A caller that stops waiting (a session that leaves) holds up nobody: its result is dropped.
 - A request that fails gets its own exception; the others in its batch are unaffected.
 """
@@ -26,6 +27,7 @@ from typing import Any
 import torch
 
 from ..analysis import Analysis
+from ..decoding import PAPER_ALPHA
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer
@@ -49,19 +51,21 @@ class _Job:
     text: str
     beam: int
     options: CallOptions
+    alpha: float
     pieces: int
     key: tuple
     future: Future = field(default_factory=Future)
 
     @property
     def group(self) -> tuple:
-        """What a batch must share: the model, the beam size and the options (alone when padding matters)."""
+        """What a batch must share: the model, the search (beam size, α) and the options (alone when padding
+        matters)."""
         alone = None if batchable(self.options) else id(self)
-        return (id(self.model), id(self.tokenizer), self.beam, self.options, alone)
+        return (id(self.model), id(self.tokenizer), self.beam, self.alpha, self.options, alone)
 
 
 class Batcher:
-    """submit(model, tokenizer, text, beam, options) -> Future[Analysis], computed in padded batches.
+    """submit(model, tokenizer, text, beam, options, alpha=) -> Future[Analysis], computed in padded batches.
 
     Args:
         window_s: how long a batch waits, from its first request, for more.
@@ -135,18 +139,22 @@ class Batcher:
         text: str,
         beam: int = 1,
         options: CallOptions = DEFAULT,
+        *,
+        alpha: float = PAPER_ALPHA,
     ) -> Future:
-        """The analysis of text, as a Future; the same request already queued or running is shared."""
+        """The analysis of text, as a Future; the same request already queued or running is shared.
+
+        alpha: the beam search's length penalty (the checkpoint's own, Checkpoint.alpha)."""
         if not isinstance(text, str):
             raise TypeError("text must be a string")
-        beam = int(beam)
-        key = (id(model), id(tokenizer), text, beam, options)
+        beam, alpha = int(beam), float(alpha)
+        key = (id(model), id(tokenizer), text, beam, alpha, options)
         pieces = beam * len(tokenizer.source_ids(text, model.config.max_len))  # rows × source pieces
         with self._cv:
             future = self._inflight.get(key)
             if future is not None:
                 return future
-            job = _Job(model, tokenizer, text, beam, options, pieces, key)
+            job = _Job(model, tokenizer, text, beam, options, alpha, pieces, key)
             self._inflight[key] = job.future
             self._queue.append(job)
             self._idle.clear()
@@ -156,11 +164,9 @@ class Batcher:
             self._cv.notify()
         return job.future
 
-    def analyse(
-        self, model: Transformer, tokenizer: Tokenizer, text: str, beam: int = 1, options: CallOptions = DEFAULT
-    ) -> Analysis:
+    def analyse(self, *args: Any, **kwargs: Any) -> Analysis:
         """submit(...).result(): the analysis, or the request's own exception."""
-        return self.submit(model, tokenizer, text, beam, options).result()
+        return self.submit(*args, **kwargs).result()
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait, at most timeout_s, until nothing is queued or decoding; whether it is idle.
@@ -228,7 +234,7 @@ class Batcher:
         served = initial = len(batch)
         steps = 0
         try:
-            run = Decoding(first.model, first.tokenizer, first.beam, first.options)
+            run = Decoding(first.model, first.tokenizer, first.beam, first.options, alpha=first.alpha)
             while batch:
                 with torch.inference_mode():
                     jobs.update(zip(run.add([j.text for j in batch]), batch))
@@ -291,7 +297,7 @@ class Batcher:
         try:
             with torch.inference_mode():
                 results: list[Any] = compute(
-                    first.model, first.tokenizer, [j.text for j in batch], first.beam, first.options
+                    first.model, first.tokenizer, [j.text for j in batch], first.beam, first.options, alpha=first.alpha
                 )
             if len(results) != len(batch):
                 raise RuntimeError(f"the batch returned {len(results)} results for {len(batch)} requests")

@@ -100,7 +100,7 @@ class Analyser:
             for chunk in self._chunks(ckpt, idx, requests, beam):
                 texts = [requests[i].text for i in chunk]
                 with torch.inference_mode():
-                    results = analyse_batch(ckpt.model, ckpt.tokenizer, texts, beam, options)
+                    results = analyse_batch(ckpt.model, ckpt.tokenizer, texts, beam, options, alpha=ckpt.alpha)
                 for i, res in zip(chunk, results):
                     replies[i] = Reply(None, type(res).__name__, str(res)) if isinstance(res, Exception) else Reply(res)
         return replies  # type: ignore[return-value]

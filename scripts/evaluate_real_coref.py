@@ -4,7 +4,9 @@
     python3 scripts/evaluate_real_coref.py checkpoints/real-coref --write    # and merge into card.json
 
 Writes "evaluation" (the coreference split, in the format the app's probe views read),
-"real_coref" (every figure on the full held-out sets, with the goals reached or missed),
+"real_coref" (every figure on the full held-out sets, with the goals reached or missed; when the
+card chose a length penalty on the dev pages, scripts/sweep_length_penalty.py --write, the real, GIMP
+and flagship figures under that beam search too),
 "real_coref_sample" (the same on the first SAMPLE sentences of each set, which
 tests/test_real_checkpoint.py re-checks), "real_data" (what it was trained on, from the
 corpus MANIFEST.json) and "reordering_examples" (held-out real sentences whose
@@ -24,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from transformer.checkpoint import load_checkpoint, update_card
+    from transformer.checkpoint import DECODING, load_checkpoint, update_card
     from transformer.corpus import CorpusSpec
     from transformer.corpus.real import DATA_DIR, load_real
-    from transformer.evaluate_real import SAMPLE, real_coref_report
+    from transformer.evaluate_real import BEAM, SAMPLE, real_coref_report
     from transformer.inspection.reorder import find_reorderings
     from transformer.inspection.training_data import real_data_entry
 
@@ -39,10 +41,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ckpt = load_checkpoint(args.checkpoint)
     spec = CorpusSpec.from_card(ckpt.card)
+    search = {"beam": BEAM, "alpha": ckpt.alpha} if DECODING in ckpt.card else {}  # the card's own beam search
     t0 = time.perf_counter()
-    sample = real_coref_report(ckpt.model, ckpt.tokenizer, spec, limit=SAMPLE, gimp_limit=SAMPLE)
+    sample = real_coref_report(ckpt.model, ckpt.tokenizer, spec, limit=SAMPLE, gimp_limit=SAMPLE, **search)
     t1 = time.perf_counter()
-    full = real_coref_report(ckpt.model, ckpt.tokenizer, spec, limit=args.limit, gimp_limit=args.gimp or None)
+    full = real_coref_report(
+        ckpt.model, ckpt.tokenizer, spec, limit=args.limit, gimp_limit=args.gimp or None, **search
+    )
     t2 = time.perf_counter()
     coref = full.pop("coref_evaluation")
     sample.pop("coref_evaluation")

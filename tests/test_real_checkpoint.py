@@ -72,22 +72,34 @@ def test_the_gimp_figure_covers_the_whole_manual(name):
     full = load_checkpoint(SHIPPED_ROOT / name).card["real_coref"]
     gimp = full["gimp"]
     assert gimp["n_sentences"] == len(load_real("test", ("gimp",))) > 7000
-    assert full["goals"]["gimp_chrf"]["value"] == gimp["chrf"]
     assert full["real"]["n_sentences"] == len(load_real("test"))
+    judged = full.get("beam", full)  # a card that chose its beam's α on the dev pages is judged under that search
+    assert judged["gimp"]["n_sentences"] == gimp["n_sentences"]
+    assert judged["real"]["n_sentences"] == full["real"]["n_sentences"]
+    assert full["goals"]["gimp_chrf"]["value"] == judged["gimp"]["chrf"]
+    assert full["goals"]["real_chrf"]["value"] == judged["real"]["chrf"]
+    if "beam" in full:
+        assert full["goals"]["gimp_chrf"]["greedy"] == gimp["chrf"]
 
 
 @pytest.mark.parametrize("name", MEASURED)
 def test_sample_figures_reproduce(name):
     ckpt = load_checkpoint(SHIPPED_ROOT / name)
     stored = ckpt.card["real_coref_sample"]
+    search = {"beam": stored["beam"]["beam_size"], "alpha": ckpt.alpha} if "beam" in stored else {}
     again = real_coref_report(
-        ckpt.model, ckpt.tokenizer, CorpusSpec.from_card(ckpt.card), limit=SAMPLE, gimp_limit=SAMPLE
+        ckpt.model, ckpt.tokenizer, CorpusSpec.from_card(ckpt.card), limit=SAMPLE, gimp_limit=SAMPLE, **search
     )
-    for part in ("real", "gimp"):
-        assert again[part]["n_sentences"] == stored[part]["n_sentences"] == SAMPLE
-        assert again[part]["chrf"] == pytest.approx(stored[part]["chrf"], abs=0.5)
-        assert again[part]["bleu"] == pytest.approx(stored[part]["bleu"], abs=0.5)
+    assert ("beam" in again) == ("beam" in stored) == ("decoding" in ckpt.card)
+    for figures, was in [(again, stored), *([(again["beam"], stored["beam"])] if search else [])]:
+        for part in ("real", "gimp"):
+            assert figures[part]["n_sentences"] == was[part]["n_sentences"] == SAMPLE
+            assert figures[part]["chrf"] == pytest.approx(was[part]["chrf"], abs=0.5)
+            assert figures[part]["bleu"] == pytest.approx(was[part]["bleu"], abs=0.5)
+        assert [s["translation"] for s in figures["flagship"]] == [s["translation"] for s in was["flagship"]]
     one = 1 / SAMPLE + 1e-9  # at most one sentence may flip between thread counts
+    for key in ("coref_pronoun_accuracy", "variants_pronoun_accuracy") if search else ():
+        assert again["beam"][key] == pytest.approx(stored["beam"][key], abs=one)
     assert again["coref"]["pronoun_accuracy"] == pytest.approx(stored["coref"]["pronoun_accuracy"], abs=one)
     assert again["variants"]["pronoun_accuracy"] == pytest.approx(stored["variants"]["pronoun_accuracy"], abs=one)
     assert [s["translation"] for s in again["flagship"]] == [s["translation"] for s in stored["flagship"]]
@@ -166,6 +178,13 @@ def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
     before = load_checkpoint(PATH).card["real_coref"]
     for part in ("real", "gimp"):
         assert full[part]["chrf"] > before[part]["chrf"]
-    assert not full["goals"]["gimp_chrf"]["met"]  # the one goal still missed (README: by 2.32 on the whole manual)
+    # GIMP: missed greedily (43.69), met under the beam search its card chose on the dev pages (beam 4, α 3: 45.02)
+    gimp = full["goals"]["gimp_chrf"]
+    assert gimp["greedy"] == full["gimp"]["chrf"] < GOALS["gimp_chrf"] <= gimp["value"] == full["beam"]["gimp"]["chrf"]
+    assert gimp["met"] and gimp["decoding"] == "beam 4, alpha 3" and card["decoding"]["alpha"] == 3.0
+    beam = full["beam"]  # under it the coreference goals still hold
+    assert beam["coref_pronoun_accuracy"] >= GOALS["coref_pronoun_accuracy"]
+    assert all(s["correct"] for s in beam["flagship"])
+    assert beam["variants_pronoun_accuracy"] >= GOALS["variants_pronoun_accuracy"]
     sizes = [p.stat().st_size for p in ALIGN.rglob("*") if p.is_file()]
     assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20

@@ -76,3 +76,40 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
         assert (EN("realdata.name_apps") in body) == (name != "real-coref")
         assert (EN("realdata.name_kde") in body) == name.startswith("real-kde")
         assert node_text(at.get_by_key("translation")).strip()
+        full = json.loads((SHIPPED_ROOT / name / "card.json").read_text(encoding="utf-8"))["real_coref"]
+        assert EN("realdata.scores", held_out=f"{full['real']['chrf']:.1f}", gimp=f"{full['gimp']['chrf']:.1f}") in body
+        beam = full.get("beam")  # the default's card measured its beam search too
+        assert (beam is not None) == (name == "real-kde-align")
+        if beam:
+            shown = EN(
+                "realdata.scores_beam",
+                beam=beam["beam_size"],
+                alpha=f"{beam['alpha']:g}",
+                held_out=f"{beam['real']['chrf']:.1f}",
+                gimp=f"{beam['gimp']['chrf']:.1f}",
+            )
+            assert shown in body
+
+
+def test_the_beam_slider_searches_with_the_length_penalty_the_card_chose():
+    """The default's card chose α on its dev pages (scripts/sweep_length_penalty.py --write); at beam 4 the app
+    translates with it (here a dev sentence whose translation α changes), and the slider's help says so."""
+    import torch
+
+    from transformer.analysis import analyse
+    from transformer.checkpoint import DECODING, load_checkpoint
+    from transformer.decoding import PAPER_ALPHA
+    from transformer.layout import DEFAULT_CHECKPOINT
+
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    assert DECODING in ckpt.card and ckpt.alpha != PAPER_ALPHA
+    text = "The Base service can be invoked in a variety of ways."
+    with torch.inference_mode():
+        chosen = analyse(ckpt.model, ckpt.tokenizer, text, 4, alpha=ckpt.alpha).translation
+        paper = analyse(ckpt.model, ckpt.tokenizer, text, 4, alpha=PAPER_ALPHA).translation
+    assert chosen != paper
+    at = run(app(text=text, beam=4))
+    assert node_text(at.get_by_key("translation")).splitlines()[-1] == chosen
+    assert at.slider(key="beam").help == EN(
+        "sidebar.beam_help", alpha=f"{ckpt.alpha:g}", why=EN("sidebar.beam_alpha_card")
+    )

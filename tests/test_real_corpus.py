@@ -432,7 +432,7 @@ def test_mixed_training_set_vocabulary_counts_rare_words():
 
 
 def test_training_summary_from_a_card():
-    from transformer.inspection.training_data import real_data_entry, training_summary
+    from transformer.inspection.training_data import Scores, real_data_entry, training_summary
 
     entry = real_data_entry(("libreoffice", "handbook"), real.DATA_DIR / "MANIFEST.json")
     assert entry["libreoffice"]["packages"] == {
@@ -458,3 +458,12 @@ def test_training_summary_from_a_card():
     assert training_summary("nonsense") is None
     damaged = training_summary({**card, "real_data": {"x": {"pairs": "many", "packages": 3}}, "step": None})
     assert damaged.real[0].pairs == 0 and damaged.real[0].packages == () and damaged.steps == 0
+    # the figures on text never trained on: greedy, and under the card's beam search when it was measured
+    assert s.scores is None
+    greedy = {"real": {"chrf": 58.62}, "gimp": {"chrf": 43.69}}
+    assert training_summary({**card, "real_coref": greedy}).scores == Scores(58.62, 43.69)
+    beam = {"beam_size": 4, "alpha": 3.0, "real": {"chrf": 60.29}, "gimp": {"chrf": 45.02}}
+    both = training_summary({**card, "real_coref": {**greedy, "beam": beam}}).scores
+    assert both == Scores(58.62, 43.69, 60.29, 45.02, 4, 3.0)
+    assert training_summary({**card, "real_coref": {"real": {"chrf": "high"}}}).scores is None
+    assert training_summary({**card, "real_coref": {**greedy, "beam": {"real": 3}}}).scores == Scores(58.62, 43.69)

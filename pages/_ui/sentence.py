@@ -97,6 +97,19 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         st.markdown(tr("realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
         st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
         st.markdown(tr("realdata.held_out"))
+        sc = summary.scores
+        if sc is not None:
+            st.markdown(tr("realdata.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
+            if sc.beam_held_out is not None:
+                st.markdown(
+                    tr(
+                        "realdata.scores_beam",
+                        beam=sc.beam_size,
+                        alpha=f"{sc.alpha:g}",
+                        held_out=f"{sc.beam_held_out:.1f}",
+                        gimp=f"{sc.beam_gimp:.1f}",
+                    )
+                )
         st.caption(tr("realdata.time", steps=f"{summary.steps:,}", minutes=summary.minutes))
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 import streamlit as st
 
 from transformer.attention import AttentionKind, HeadId
-from transformer.checkpoint import Checkpoint, CheckpointError
+from transformer.checkpoint import DECODING, Checkpoint, CheckpointError
 from transformer.corpus import SEED_SENTENCES
+from transformer.decoding import PAPER_ALPHA
 from transformer.inspection.reorder import card_examples
 from transformer.layout import (
     DEFAULT_NAME,
@@ -116,16 +117,29 @@ def refresh_choices() -> None:
     cache.forget_stamps()
 
 
+def _loaded(path: str) -> Checkpoint | None:
+    """The sidebar's checkpoint, or None when there is none or it cannot load (the page itself says why)."""
+    if not path or not inside_root(path):
+        return None
+    try:
+        return cache.checkpoint(path)
+    except CheckpointError:
+        return None
+
+
 def examples_for(path: str) -> list[str]:
     """The sidebar's examples: the coreference pairs, then the held-out real sentences whose cross-attention
     reorders that the checkpoint's card names (found by computation, see transformer/inspection/reorder.py)."""
-    if not path or not inside_root(path):
-        return EXAMPLES
-    try:
-        card = cache.checkpoint(path).card
-    except CheckpointError:  # the page itself says what is wrong with it
-        return EXAMPLES
-    return EXAMPLES + [s for s in card_examples(card) if s not in EXAMPLES]
+    ckpt = _loaded(path)
+    return EXAMPLES if ckpt is None else EXAMPLES + [s for s in card_examples(ckpt.card) if s not in EXAMPLES]
+
+
+def beam_help(tr: Translator, path: str) -> str:
+    """The beam slider's help: the length penalty α this checkpoint's beam search uses, and where it comes from."""
+    ckpt = _loaded(path)
+    alpha = PAPER_ALPHA if ckpt is None else ckpt.alpha
+    why = tr("sidebar.beam_alpha_card" if ckpt is not None and DECODING in ckpt.card else "sidebar.beam_alpha_paper")
+    return tr("sidebar.beam_help", alpha=f"{alpha:g}", why=why)
 
 
 def _use_example() -> None:
@@ -216,7 +230,8 @@ def sidebar(tr: Translator) -> None:
             st.selectbox(tr("sidebar.checkpoint"), list(choices), key="checkpoint", help=tr("sidebar.checkpoint_help"))
         else:  # the pages that need a model say so; the training page still works
             st.error(tr("sidebar.no_checkpoint", root=str(checkpoints_root())))
-        examples = examples_for(choices.get(ss.get("checkpoint"), ""))
+        path = choices.get(ss.get("checkpoint"), "")
+        examples = examples_for(path)
         ensure_choice("example", examples, ss["text"] if ss.get("text") in examples else examples[0])
         st.selectbox(
             tr("sidebar.examples"),
@@ -227,7 +242,7 @@ def sidebar(tr: Translator) -> None:
             help=tr("sidebar.examples_help") if len(examples) > len(EXAMPLES) else None,
         )
         st.text_area(tr("sidebar.sentence"), key="text", height=110)
-        st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=tr("sidebar.beam_help"))
+        st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=beam_help(tr, path))
         refused = refused_links()
         if refused:
             st.warning(tr("sidebar.outside_links"))

@@ -25,12 +25,25 @@ class RealSource:
 
 
 @dataclass(frozen=True)
+class Scores:
+    """chrF on text never trained on (scripts/evaluate_real_coref.py), greedy and under the card's beam search."""
+
+    held_out: float  # the held-out pages
+    gimp: float  # the GIMP manual
+    beam_held_out: float | None = None
+    beam_gimp: float | None = None
+    beam_size: int = 0
+    alpha: float = 0.0
+
+
+@dataclass(frozen=True)
 class TrainingSummary:
     real: tuple[RealSource, ...]
     generated: int  # generated coreference sentences
     variant_share: float  # of them, typed variants
     steps: int
     minutes: float
+    scores: Scores | None = None
 
     @property
     def real_pairs(self) -> int:
@@ -39,6 +52,26 @@ class TrainingSummary:
 
 def _num(x: Any, kind: type = int) -> Any:
     return kind(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else kind(0)
+
+
+def _chrf(part: Any) -> float | None:
+    value = part.get("chrf") if isinstance(part, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def scores_of(card: dict[str, Any]) -> Scores | None:
+    """The card's real-text figures (its "real_coref" entry), or None when it has none or they are malformed."""
+    full = card.get("real_coref")
+    if not isinstance(full, dict):
+        return None
+    held_out, gimp = _chrf(full.get("real")), _chrf(full.get("gimp"))
+    if held_out is None or gimp is None:
+        return None
+    beam = full.get("beam") if isinstance(full.get("beam"), dict) else {}
+    b_held_out, b_gimp = _chrf(beam.get("real")), _chrf(beam.get("gimp"))
+    if b_held_out is None or b_gimp is None:
+        return Scores(held_out, gimp)
+    return Scores(held_out, gimp, b_held_out, b_gimp, _num(beam.get("beam_size")), _num(beam.get("alpha"), float))
 
 
 def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
@@ -70,6 +103,7 @@ def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
         _num(corpus.get("variant_share"), float),
         _num(card.get("step")),
         _num(card.get("wall_time_s"), float) / 60,
+        scores_of(card),
     )
 
 

@@ -1,12 +1,14 @@
 """A class on one server: N sessions at once, at the protocol level (no browser shares the CPU).
 
     python bench/bench_load.py [--sessions 30] [--url URL] [--size default|base] [--batch on|off|both] [--runs 2]
-                               [--batch-threads 1 2] [--checkpoint checkpoints/NAME]
+                               [--batch-threads 1 2] [--checkpoint checkpoints/NAME] [--beam 4]
 
 --size base serves a random-weight checkpoint of the paper's base size (6+6 layers, d_model 512,
 Table 3), made on the fly in a temporary folder (never committed), with the shipped tokenizer.
 --batch: the server's analyses through the batcher (transformer/serving, the default), each
 session alone ($TRANSFORMER_BATCH=0), or both, one after the other in the same run.
+--beam K: every session (and the serial reference) opens the app's share link with beam=K (default 1,
+greedy, the app's default); a beam search uses the checkpoint's own length penalty (Checkpoint.alpha).
 
 Starts a real server (unless --url is given), then:
 1. serially, one session translates every sentence alone (the reference), on a server of its own
@@ -79,11 +81,11 @@ class Session:
     seen_texts: list[str] = field(default_factory=list)
 
 
-def _rerun(widgets: dict[str, str] | None = None, page: str = ""):
+def _rerun(widgets: dict[str, str] | None = None, page: str = "", query: str = ""):
     from streamlit.proto.BackMsg_pb2 import BackMsg
 
     msg = BackMsg()
-    msg.rerun_script.query_string = ""
+    msg.rerun_script.query_string = query  # a session's first run applies it (the app's share link)
     msg.rerun_script.page_name = page
     for wid, value in (widgets or {}).items():
         w = msg.rerun_script.widget_states.widgets.add()
@@ -92,11 +94,11 @@ def _rerun(widgets: dict[str, str] | None = None, page: str = ""):
     return msg.SerializeToString()
 
 
-async def _run_once(ws, widgets, on_delta) -> None:
+async def _run_once(ws, widgets, on_delta, query: str = "") -> None:
     """Send a rerun and read until the script finishes, calling on_delta(element) for each new element."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    await ws.send(_rerun(widgets))
+    await ws.send(_rerun(widgets, query=query))
     started = False
     while True:
         msg = ForwardMsg.FromString(await ws.recv())
@@ -113,7 +115,9 @@ def _ws_url(url: str) -> str:
     return url.replace("http://", "ws://").rstrip("/") + "/_stcore/stream"
 
 
-async def _session(url: str, s: Session, go: asyncio.Event, ready: list, expected: dict[str, str]) -> None:
+async def _session(
+    url: str, s: Session, go: asyncio.Event, ready: list, expected: dict[str, str], query: str = ""
+) -> None:
     import websockets
 
     text_id: dict[str, str] = {}
@@ -126,7 +130,7 @@ async def _session(url: str, s: Session, go: asyncio.Event, ready: list, expecte
 
     t0 = time.perf_counter()
     async with websockets.connect(_ws_url(url), subprotocols=["streamlit"], max_size=None) as ws:
-        await _run_once(ws, None, first)
+        await _run_once(ws, None, first, query)
         ready.append(s)
         await go.wait()
         t1 = time.perf_counter()
@@ -141,7 +145,7 @@ async def _session(url: str, s: Session, go: asyncio.Event, ready: list, expecte
         s.done_s = time.perf_counter() - t1
 
 
-async def _serial(url: str, sentences: list[str]) -> dict[str, str]:
+async def _serial(url: str, sentences: list[str], query: str = "") -> dict[str, str]:
     """Each sentence alone, in one session: the translation shown under the 'Translation' caption."""
     import websockets
 
@@ -155,7 +159,7 @@ async def _serial(url: str, sentences: list[str]) -> dict[str, str]:
                 ids["text"] = el.text_area.id
             elements.append(el)
 
-        await _run_once(ws, None, collect)
+        await _run_once(ws, None, collect, query)
         for sentence in sentences:
             elements.clear()
             await _run_once(ws, {ids["text"]: sentence}, collect)
@@ -189,14 +193,16 @@ class Report:
     rss_after_mb: float
 
 
-async def _load(url: str, n: int, pid: int | None, expected: dict[str, str] | None = None) -> Report:
+async def _load(
+    url: str, n: int, pid: int | None, expected: dict[str, str] | None = None, query: str = ""
+) -> Report:
     sentences = distinct_sentences(n)
     if expected is None:
-        expected = await _serial(url, sorted(set(sentences)))
+        expected = await _serial(url, sorted(set(sentences)), query)
     rss_before = rss_mb(pid) if pid else float("nan")
     sessions = [Session(s) for s in sentences]
     go, ready = asyncio.Event(), []
-    tasks = [asyncio.create_task(_session(url, s, go, ready, expected)) for s in sessions]
+    tasks = [asyncio.create_task(_session(url, s, go, ready, expected, query)) for s in sessions]
     while len(ready) < n:
         await asyncio.sleep(0.05)
         for t in tasks:
@@ -257,17 +263,21 @@ def copied_checkpoint(path: Path, root: Path) -> Path:
     return root
 
 
-def reference(n: int, env: dict[str, str] | None = None) -> dict[str, str]:
+def reference(n: int, env: dict[str, str] | None = None, query: str = "") -> dict[str, str]:
     """The translation of each of the n sentences, one at a time in one session, on a server of its own
     without the batcher (so that the measured server starts with an empty cache)."""
     from browser import server
 
     with server(ROOT, env={**(env or {}), "TRANSFORMER_BATCH": "0"}) as (started, _):
-        return asyncio.run(_serial(started, sorted(set(distinct_sentences(n)))))
+        return asyncio.run(_serial(started, sorted(set(distinct_sentences(n))), query))
 
 
 def run(
-    n: int, url: str | None = None, env: dict[str, str] | None = None, expected: dict[str, str] | None = None
+    n: int,
+    url: str | None = None,
+    env: dict[str, str] | None = None,
+    expected: dict[str, str] | None = None,
+    query: str = "",
 ) -> Report:
     """Measure n simultaneous sessions against url, or against a server started here.
 
@@ -275,11 +285,11 @@ def run(
     server, which then answers the sessions from its cache.
     """
     if url is not None:
-        return asyncio.run(_load(url, n, None, expected))
+        return asyncio.run(_load(url, n, None, expected, query))
     from browser import server
 
     with server(ROOT, env=env) as (started, proc):
-        return asyncio.run(_load(started, n, proc.pid, expected))
+        return asyncio.run(_load(started, n, proc.pid, expected, query))
 
 
 MODES = {"on": "1", "off": "0"}
@@ -297,6 +307,7 @@ def main() -> None:
     ap.add_argument("--checkpoint", type=Path, help="serve this checkpoint (copied, snapshots left out) as the default")
     ap.add_argument("--batch", choices=["on", "off", "both"], default="both")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--beam", type=int, default=1, help="the sessions' beam size (the share link's beam=)")
     ap.add_argument(
         "--batch-threads",
         nargs="+",
@@ -312,7 +323,8 @@ def main() -> None:
         elif args.checkpoint is not None:
             env["TRANSFORMER_CHECKPOINTS"] = str(copied_checkpoint(args.checkpoint, Path(tmp)))
         modes = ["on", "off"] if args.batch == "both" else [args.batch]
-        expected = {n: reference(n, env) for n in args.sessions} if args.url is None else {}
+        query = f"beam={args.beam}" if args.beam != 1 else ""
+        expected = {n: reference(n, env, query) for n in args.sessions} if args.url is None else {}
         variants = [(m, t) for m in modes for t in (args.batch_threads if m == "on" else ["default"])]
         for i in range(args.runs):
             for mode, threads in variants:
@@ -320,11 +332,12 @@ def main() -> None:
                     run_env = {**env, "TRANSFORMER_BATCH": MODES[mode]}
                     if threads != "default":
                         run_env["TRANSFORMER_BATCH_THREADS"] = threads
-                    r = run(n, args.url, run_env, expected.get(n))
+                    r = run(n, args.url, run_env, expected.get(n), query)
                     label = f"{mode}, {threads} threads" if mode == "on" else mode
                     size = args.checkpoint.name if args.checkpoint else args.size
                     print(
-                        f"size {size}, batcher {label}, run {i + 1}: {n:3d} sessions: correct {r.correct}/{n}, "
+                        f"size {size}, beam {args.beam}, batcher {label}, run {i + 1}: {n:3d} sessions: "
+                        f"correct {r.correct}/{n}, "
                         f"cross-talk {r.crosstalk}; translation median {r.translation_median_s:.2f} s, max "
                         f"{r.translation_max_s:.2f} s; whole page median {r.done_median_s:.2f} s, max "
                         f"{r.done_max_s:.2f} s; first visit median {r.first_visit_median_s:.2f} s, max "

@@ -147,7 +147,8 @@ PRESETS: dict[str, TrainConfig] = {
     # 43.5, pronoun accuracy 0.9989, but the best probe head is cross L2 H2 0.875 (see checkpoints/real-kde/README.md)
     "real-kde": REAL_KDE,
     # checkpoints/real-kde-align (the default): real-kde with the alignment loss; 4,620 steps in its 58 minutes;
-    # held-out pages chrF 58.6, GIMP 43.7, pronoun accuracy 1.000, typed variants 1.000, best probe head encoder
+    # held-out pages chrF 58.6, GIMP 43.7 greedy (60.3 and 45.0 with beam 4 at the α = 3 its card chose on the dev
+    # pages: scripts/sweep_length_penalty.py), pronoun accuracy 1.000, typed variants 1.000, best probe head encoder
     # L2 H3 1.000 (see its README)
     "real-kde-align": REAL_KDE_ALIGN,
     # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause

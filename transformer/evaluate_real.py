@@ -83,6 +83,7 @@ def score(hyps: list[str], refs: list[str]) -> dict[str, float]:
     return {
         "bleu": round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2),
         "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),
+        "length_ratio": round(sum(map(len, hyps)) / max(1, sum(map(len, refs))), 3),  # hypothesis / reference chars
     }
 
 
@@ -92,11 +93,9 @@ def score_pairs(
     """BLEU and chrF of the model's translations (greedy, or beam search: see translate), and their length
     ratio (hypothesis / reference characters)."""
     hyps = translate(model, tokenizer, [s for s, _ in pairs], beam=beam, alpha=alpha)
-    refs = [t for _, t in pairs]
     return {
         "n_sentences": len(pairs),
-        **score(hyps, refs),
-        "length_ratio": round(sum(map(len, hyps)) / max(1, sum(map(len, refs))), 3),
+        **score(hyps, [t for _, t in pairs]),
         "examples": [{"source": s, "translation": h, "reference": t} for (s, t), h in list(zip(pairs, hyps))[:8]],
     }
 
@@ -129,7 +128,7 @@ def variants_report(model: Transformer, tokenizer: Tokenizer, examples: list[Exa
     acc = pronoun_accuracy(hyps, examples)
     return {
         "n_sentences": len(examples),
-        "pronoun_accuracy": round(acc, 4) if acc is not None else None,
+        "pronoun_accuracy": _rounded(acc),
         "by_kind": {
             k: {
                 "n": len(ix),

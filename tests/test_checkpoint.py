@@ -130,9 +130,13 @@ def test_weights_of_the_wrong_dtype_are_refused(trained_checkpoint, tmp_path):
 
     bad = _copy(trained_checkpoint, tmp_path / "bad")
     state = load_file(str(bad / "model.safetensors"))
-    save_file({k: v.half() for k, v in state.items()}, str(bad / "model.safetensors"))
+    save_file({k: v.double() for k, v in state.items()}, str(bad / "model.safetensors"))
     with pytest.raises(CheckpointError, match="dtype"):
         load_checkpoint(bad)
+    # half precision is a float16 snapshot (TrainConfig.snapshot_dtype): read back into the float32 model
+    save_file({k: v.half() for k, v in state.items()}, str(bad / "model.safetensors"))
+    half = load_checkpoint(bad).model.state_dict()
+    assert all(half[k].dtype == torch.float32 and torch.equal(half[k], v.half().float()) for k, v in state.items())
     state = {k: v.clone() for k, v in state.items()}
     next(iter(state.values())).view(-1)[0] = float("nan")
     save_file(state, str(bad / "model.safetensors"))

@@ -380,7 +380,7 @@ def test_kde_handbooks_align_the_pages_of_both_caches_in_order(tmp_path):
 
 def test_committed_corpus():
     files = real.real_files()
-    assert set(files) == {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp"}
+    assert set(files) == {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp", "everyday", "everyday_words"}
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
     test = load_real("test")
     train = load_real("train")

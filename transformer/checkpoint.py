@@ -214,11 +214,15 @@ def _check_header(path: Path, expected: dict[str, tuple[tuple[int, ...], torch.d
             raise CheckpointError(
                 f"weights do not match config.json: {name} has shape {found[name][0]}, expected {shape}"
             )
-        if found[name][1] != _SAFETENSORS_DTYPES.get(dtype):
+        # float32 weights may be stored in half precision (a float16 snapshot: TrainConfig.snapshot_dtype); they
+        # are read back into the float32 model
+        stored = _HALF if dtype == torch.float32 else {_SAFETENSORS_DTYPES.get(dtype)}
+        if found[name][1] not in stored:
             raise CheckpointError(f"{name} has dtype {found[name][1]}, expected {dtype}")
 
 
 _SAFETENSORS_DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16", torch.int64: "I64"}
+_HALF = {"F32", "F16", "BF16"}
 
 
 def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoint:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..corpus.everyday import WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 
 
@@ -116,6 +117,8 @@ PACKAGES_OF = {
     "kde": KDE_PACKAGES,
     "ui": tuple(CATALOGUES),
     "gimp": ("gimp-help-en", "gimp-help-fr"),
+    "everyday": (*WESNOTH_PACKAGES, "gcompris-qt-data"),
+    "everyday_words": ("dict-freedict-eng-fra",),
 }
 
 

@@ -23,7 +23,13 @@ def load_training_examples(config: TrainConfig) -> list[tuple[str, str]] | list[
     if config.real_data:
         from ..corpus.real import load_real
 
-        examples = [*examples, *load_real("train", config.real_data)]
+        repeat = dict(config.real_repeat)
+        unknown = sorted(set(repeat) - set(config.real_data))
+        if unknown:
+            raise TrainingError(f"real_repeat names corpora that real_data does not: {', '.join(unknown)}")
+        examples = list(examples)
+        for name in config.real_data:
+            examples.extend(load_real("train", (name,)) * max(int(repeat.get(name, 1)), 1))
     return examples
 
 

@@ -9,6 +9,7 @@ inside ``torch.random.fork_rng``).
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 import os
 import shutil
@@ -48,6 +49,18 @@ def bfloat16_is_fast(device: torch.device) -> bool:
         return False
     checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
     return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
+
+
+def init_path(name: str) -> Path:
+    """config.init_from as a folder: as given (relative to the working directory), else inside the repository."""
+    from ..layout import REPO_ROOT
+
+    path = Path(name)
+    if path.is_absolute() or path.exists():
+        return path
+    if (REPO_ROOT / path).exists():
+        return REPO_ROOT / path
+    raise TrainingError(f"init_from: no checkpoint folder {name!r} (here or in {REPO_ROOT})")
 
 
 def noam_lr(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
@@ -114,6 +127,7 @@ class Trainer:
         self.batches: BatchStream | None = None
         self.optimizer: torch.optim.Optimizer | None = None
         self.resume_state: dict[str, Any] = {}
+        self.init_card: dict[str, Any] | None = None  # the checkpoint the run started from (config.init_from)
 
     @property
     def is_main(self) -> bool:
@@ -134,10 +148,21 @@ class Trainer:
         if resume.exists() and not self.overwrite:
             ckpt = load_checkpoint(resume)
             self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
+            self.init_card = ckpt.card.get("init_from")
             self.resume_state = ckpt.extra_json.get(TRAINER_STATE, {})
             self.step = int(self.resume_state.get("step", 0))
             if (resume / OPTIMIZER_FILE).exists():
                 saved_optimizer = read_safetensors(resume / OPTIMIZER_FILE)
+        elif cfg.init_from:
+            torch.manual_seed(cfg.seed)
+            start = load_checkpoint(init_path(cfg.init_from))  # a fresh model: nothing shared with a cache
+            self.model, self.tokenizer = start.model, start.tokenizer
+            self.init_card = {
+                "path": cfg.init_from,
+                "name": Path(cfg.init_from).name,
+                "step": start.card.get("step"),
+                "parameters": self.model.num_parameters(),
+            }
         else:
             torch.manual_seed(cfg.seed)
             pairs = (source_target(ex) for ex in examples)
@@ -175,6 +200,7 @@ class Trainer:
             "n_train_pairs": len(self.data),
             "parameters": self.model.num_parameters(),
             "vocabulary": self.vocabulary.to_card(),
+            **({"init_from": self.init_card} if self.init_card else {}),
             **(extra or {}),
         }
 
@@ -195,7 +221,7 @@ class Trainer:
             path = self.out / RESUME_DIR if resume else snapshot_dir(self.out, self.step)
             save_checkpoint(
                 path,
-                self.model,
+                self.model if resume else self._snapshot_model(),
                 self.tokenizer,
                 self.card(wall),
                 overwrite=True,
@@ -204,6 +230,15 @@ class Trainer:
             )
         for cb in self.callbacks:
             cb.on_checkpoint(self.step, path, kind)
+
+    def _snapshot_model(self) -> Transformer:
+        """The model as a snapshot stores it: itself, or a half-precision copy (config.snapshot_dtype)."""
+        dtype = self.config.snapshot_dtype
+        if dtype == "float32":
+            return self.model
+        if dtype not in ("float16", "bfloat16"):
+            raise TrainingError(f"snapshot_dtype must be float32, float16 or bfloat16, not {dtype!r}")
+        return copy.deepcopy(self.model).to(getattr(torch, dtype))
 
     def _loop_state(self, wall: float) -> dict[str, Any]:
         """Where the data loop stands, so a resumed run continues with the very next batch."""

@@ -1,0 +1,149 @@
+"""Rebuild the committed everyday corpus (transformer/corpus/data/everyday*.tsv.gz) from Debian packages.
+
+    sudo python3 scripts/build_everyday_corpus.py            # apt-get download + dpkg -x into a temp folder
+    python3 scripts/build_everyday_corpus.py --debs DIR      # the .deb files already downloaded into DIR
+
+It never installs anything: ``apt-get download`` fetches the .deb files and ``dpkg -x`` unpacks each
+into its own folder (see transformer/corpus/everyday.py for what each source gives). Two files:
+
+- ``everyday.tsv.gz``: Wesnoth's dialogue and narration (split by whole campaign: dev = The Sceptre of
+  Fire, test = The South Guard + The Hammer of Thursagan) and GCompris's instructions (split by
+  activity, by hash);
+- ``everyday_words.tsv.gz``: FreeDict word pairs (training only).
+
+The package versions, counts and licences join ``transformer/corpus/data/MANIFEST.json`` (under
+"everyday"; the rest of the manifest is left as it is). The output is byte-for-byte reproducible for the
+same package versions (sorted catalogues, a fixed gzip mtime, a split by name or hash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from transformer.corpus import everyday as E  # noqa: E402
+from transformer.corpus import real  # noqa: E402
+
+PACKAGES = (*E.WESNOTH_PACKAGES, "gcompris-qt-data", "dict-freedict-eng-fra")
+
+
+def _licences(root: Path, package: str) -> list[str]:
+    spec = importlib.util.spec_from_file_location("_build_real", ROOT / "scripts" / "build_real_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._licences(root, package)
+
+
+def download(debs: Path) -> None:
+    """apt-get download of every package into debs/ (no install)."""
+    debs.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True)
+
+
+def unpack(debs: Path, workdir: Path) -> dict[str, str]:
+    """dpkg -x of every package's .deb into workdir/<package>/; returns {package: version}."""
+    versions = {}
+    for name in PACKAGES:
+        found = sorted(debs.glob(f"{name}_*.deb"))
+        if not found:
+            raise SystemExit(f"no {name}_*.deb in {debs}")
+        subprocess.run(["dpkg", "-x", str(found[-1]), str(workdir / name)], check=True)
+        versions[name] = subprocess.run(
+            ["dpkg-deb", "-f", str(found[-1]), "Version"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    return versions
+
+
+def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
+    """(training English, held-out English) of the committed manual corpora (gimp is all held out)."""
+    train, heldout = set(), set()
+    for name, path in _files(data).items():
+        if name.startswith("everyday"):
+            continue
+        for split in real.SPLITS:
+            pairs = real.read_pairs(path, split)
+            (train if split == "train" else heldout).update(p.src for p in pairs)
+    return train, heldout
+
+
+def _files(data: Path) -> dict[str, Path]:
+    return {p.name.split(".")[0]: p for p in sorted(data.glob("*.tsv.gz"))}
+
+
+def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
+    wesnoth = [p for name in E.WESNOTH_PACKAGES for p in E.extract_wesnoth(workdir / name)]
+    gcompris = E.extract_gcompris(workdir / "gcompris-qt-data")
+    other_train, other_heldout = _other_corpora(out)
+    # no held-out manual English in everyday training; no trained English of any corpus in everyday's held-out
+    splits = E.split_everyday(wesnoth + gcompris, exclude_train=other_heldout, exclude_heldout=other_train)
+    out.mkdir(parents=True, exist_ok=True)
+    real.write_pairs(out / "everyday.tsv.gz", [(s, p) for s in real.SPLITS for p in splits[s]])
+    sentences = [p for s in real.SPLITS for p in splits[s]]
+    words = E.extract_freedict(workdir / "dict-freedict-eng-fra", E.french_word_counts(sentences))
+    every_heldout = other_heldout | {p.src for s in ("dev", "test") for p in splits[s]}
+    words = [p for p in words if p.src not in every_heldout]
+    real.write_pairs(out / "everyday_words.tsv.gz", [("train", p) for p in words])
+
+    manifest_path = out / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    by_source = {
+        src: {s: sum(p.source == src for p in splits[s]) for s in real.SPLITS} for src in ("wesnoth", "gcompris")
+    }
+    manifest.setdefault("files", {})["everyday.tsv.gz"] = {
+        "aligned_pairs": len(wesnoth) + len(gcompris),
+        "aligned_pairs_by_source": {"wesnoth": len(wesnoth), "gcompris": len(gcompris)},
+        "unique_english": len({p.src for p in wesnoth + gcompris}),
+        "by_split": {s: len(v) for s, v in splits.items()},
+        "by_source_and_split": by_source,
+        "pages_by_split": {s: len({p.page for p in v}) for s, v in splits.items()},
+        "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in splits.items()},
+        "pairs_by_catalogue": dict(sorted(Counter(p.page for p in wesnoth).items())),
+        "licence": f"{E.LICENCES['wesnoth']}; {E.LICENCES['gcompris']}",
+        "split": "Wesnoth by whole campaign (dev: wesnoth-sof; test: wesnoth-tsg, wesnoth-thot; the rest train); "
+        "GCompris by message context, sha1(gcompris:context) < 0.04 → test, < 0.06 → dev, else train",
+    }
+    manifest["files"]["everyday_words.tsv.gz"] = {
+        "aligned_pairs": len(words),
+        "by_split": {"train": len(words)},
+        "pages_by_split": {"train": 1},
+        "licence": E.LICENCES["freedict"],
+        "use": "training only: one French word per English headword (the alternative most frequent in the "
+        "French of everyday.tsv.gz)",
+    }
+    manifest.setdefault("packages", {}).update(versions)
+    manifest["everyday"] = {
+        "packages": versions,
+        "licences": E.LICENCES,
+        "licences_by_package": {p: _licences(workdir / p, p) for p in PACKAGES},
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
+    ap.add_argument("--out", type=Path, default=real.DATA_DIR)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        debs = args.debs or Path(tmp) / "debs"
+        if args.debs is None:
+            download(debs)
+        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp)))
+    files = manifest["files"]
+    print(json.dumps({k: files[k]["by_split"] for k in ("everyday.tsv.gz", "everyday_words.tsv.gz")}, indent=1))
+    print(json.dumps(files["everyday.tsv.gz"]["by_source_and_split"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,263 @@
+"""Everyday text: extraction of each source from tiny files made here (no apt), the filters, the split by
+campaign, the committed files, and the en-fr preset's machinery (init_from, corpus weights, float16 snapshots,
+resume)."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import struct
+import threading
+
+import pytest
+import torch
+from test_real_corpus import _mo
+
+from transformer.checkpoint import load_checkpoint
+from transformer.corpus import everyday as E
+from transformer.corpus import real
+from transformer.corpus.real import RealCorpusError, RealPair
+from transformer.training import PRESETS, TrainCallback, Trainer, TrainingError
+from transformer.training.data import load_training_examples
+
+
+# ---------------------------------------------------------------- filters
+@pytest.mark.parametrize(
+    "src, tgt",
+    [
+        ("Hello {name}, welcome.", "Bonjour {name}, bienvenue."),
+        ("You have %d gold.", "Vous avez %d pièces d'or."),
+        ("Units with a <i>hero</i> marker are vital.", "Les unités <i>héros</i> sont vitales."),
+        ("Give $unit.name a sword.", "Donnez une épée à $unit.name."),
+        ("Press [Enter] to go on.", "Appuyez sur [Entrée] pour continuer."),
+        ("Tom &amp; Jerry are here.", "Tom &amp; Jerry sont là."),
+        ("See https://wesnoth.org for more.", "Voir https://wesnoth.org pour plus."),
+        ("The cat is on the table.", "The cat is on the table, you see."),  # French that reads as English
+        ("The cat is on the table.", "The cat is on the table."),  # untranslated
+    ],
+)
+def test_messages_with_markup_placeholders_or_english_french_are_dropped(src, tgt):
+    assert E.message_pairs(src, tgt) == []
+
+
+def test_a_message_is_cut_into_lines_and_sentences_and_normalised():
+    pairs = E.message_pairs(
+        "female^We must hurry. The bridge is falling!\nWhere\u2019s the king\u2026",
+        "Nous devons nous d\u00e9p\u00eacher. Le pont s'effondre\u00a0!\nO\u00f9 est le roi\u2026",
+    )
+    assert pairs == [
+        ("We must hurry.", "Nous devons nous dépêcher."),
+        ("The bridge is falling!", "Le pont s'effondre !"),
+        ("Where's the king...", "Où est le roi..."),
+    ]
+    # unequal sentence counts keep the paragraph whole
+    assert E.message_pairs("Go now. Run!", "Partez vite !") == [("Go now. Run!", "Partez vite !")]
+
+
+# ---------------------------------------------------------------- Wesnoth (.mo)
+def test_wesnoth_catalogues_give_pairs_named_by_campaign(tmp_path):
+    folder = tmp_path / "wesnoth-1.16-tsg" / E.WESNOTH_LOCALE
+    folder.mkdir(parents=True)
+    messages = {
+        "": "Content-Type: text/plain; charset=UTF-8\n",
+        "The village is burning!": "Le village brûle !",
+        "Move $unit to the keep.": "Déplacez $unit vers le donjon.",
+        "Deoran": "Deoran",
+        "dialog\x04I know the way.": "Je connais le chemin.",
+    }
+    (folder / "wesnoth-tsg.mo").write_bytes(_mo(messages))
+    pairs = E.extract_wesnoth(tmp_path / "wesnoth-1.16-tsg")
+    assert pairs == [  # in msgid order (the context is part of the msgid)
+        RealPair("wesnoth", "wesnoth-tsg", "The village is burning!", "Le village brûle !"),
+        RealPair("wesnoth", "wesnoth-tsg", "I know the way.", "Je connais le chemin."),
+    ]
+
+
+# ---------------------------------------------------------------- GCompris (.qm)
+def test_qm_catalogue_reads_context_source_and_translation(tmp_path):
+    messages = [
+        ("ActivityInfo", "Click on the red balloon.", "Clique sur le ballon rouge."),
+        ("ActivityInfo", "Use the arrow keys to move.", "Utilise les flèches pour te déplacer."),
+        ("Data", "Count the apples in the basket.", "Compte les pommes dans le panier."),
+        ("Data", "Drag %1 to the box.", "Fais glisser %1 dans la boîte."),
+    ]
+    data = E.write_qm(messages)
+    assert E.read_qm(data) == messages
+    root = tmp_path / "gcompris-qt-data"
+    (root / E.GCOMPRIS_QM).parent.mkdir(parents=True)
+    (root / E.GCOMPRIS_QM).write_bytes(data)
+    pairs = E.extract_gcompris(root)
+    assert [(p.page, p.src, p.tgt) for p in pairs] == [(c, s, t) for c, s, t in messages[:3]]
+    assert all(p.source == "gcompris" for p in pairs)
+
+
+def test_qm_read_skips_obsolete_fields_and_refuses_bad_files():
+    # a record with an Obsolete1 hash (tag 5, 4 bytes) and a null translation (length 0xFFFFFFFF) before the real one
+    body = bytes([5]) + b"\0\0\0\1" + bytes([3]) + b"\xff\xff\xff\xff"
+    t = "Bonjour".encode("utf-16-be")
+    body += bytes([3]) + struct.pack(">I", len(t)) + t + bytes([6]) + struct.pack(">I", 5) + b"Hello" + bytes([1])
+    data = E.QM_MAGIC + bytes([0x42]) + struct.pack(">I", 0) + bytes([0x69]) + struct.pack(">I", len(body)) + body
+    assert E.read_qm(data) == [("", "Hello", "Bonjour")]
+    with pytest.raises(RealCorpusError, match="not a Qt translation"):
+        E.read_qm(b"\0" * 40)
+    with pytest.raises(RealCorpusError, match="past the end"):
+        E.read_qm(E.QM_MAGIC + bytes([0x69]) + struct.pack(">I", 100) + b"\1")
+
+
+# ---------------------------------------------------------------- FreeDict (dictd)
+def _dictd(entries: list[str]) -> tuple[str, bytes]:
+    b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+    def num(n: int) -> str:
+        out = ""
+        while True:
+            out = b64[n % 64] + out
+            n //= 64
+            if not n:
+                return out
+
+    body, index = b"", []
+    for text in entries:
+        raw = text.encode()
+        head = text.split(" /", 1)[0].split("\n", 1)[0]
+        index.append(f"{head.lower().replace('-', '')}\t{num(len(body))}\t{num(len(raw))}")
+        body += raw
+    return "\n".join(sorted(index)) + "\n", body
+
+
+def test_freedict_entries_give_the_most_common_french_word(tmp_path):
+    index, body = _dictd(
+        [
+            "00-database-info\nEnglish-French FreeDict Dictionary\n",
+            "cat /kæt/\n1. mégère, peau de vache\n2. chat\n",
+            "sofa /soufə/\ncanapé\n",
+            "well-known /welnoun/\nconnu\n",
+            "Adam /ædəm/\nAdam\n",
+            "Add %s /x/\najouter %s\n",
+        ]
+    )
+    entries = E.read_dictd(index, body)
+    assert entries["cat"] == [["mégère", "peau de vache"], ["chat"]] and "well-known" in entries
+    counts = E.french_word_counts([RealPair("x", "p", "The cat sleeps.", "Le chat dort sur le chat.")])
+    pairs = E.word_pairs(entries, counts)
+    assert [(p.src, p.tgt) for p in pairs] == [("cat", "chat"), ("sofa", "canapé"), ("well-known", "connu")]
+    root = tmp_path / "dict"
+    (root / E.FREEDICT_INDEX).parent.mkdir(parents=True)
+    (root / E.FREEDICT_INDEX).write_text(index, encoding="utf-8")
+    (root / E.FREEDICT_DICT).write_bytes(gzip.compress(body))
+    assert E.extract_freedict(root, counts) == pairs
+
+
+# ---------------------------------------------------------------- the split
+def test_split_holds_out_whole_campaigns_and_shares_no_english_with_training():
+    def pair(page, src, source="wesnoth"):
+        return RealPair(source, page, src, "Une phrase française assez longue pour compter.")
+
+    pairs = [
+        pair("wesnoth-httt", "We must cross the river before dawn."),
+        pair("wesnoth-httt", "Who goes there?"),
+        pair("wesnoth-sof", "The dwarves are forging the sceptre now."),
+        pair("wesnoth-sof", "Who goes there?"),  # also trained on: dropped from dev
+        pair("wesnoth-tsg", "The bandits are attacking the village."),
+        pair("wesnoth-thot", "The hammer was lost long ago, they say."),
+        pair("wesnoth-tsg", "Short one."),  # not sentence-like: dropped from test
+        pair("wesnoth-tsg", "A manual sentence that training already has."),
+        pair("wesnoth-httt", "A held-out manual sentence never trained on."),
+    ]
+    splits = E.split_everyday(
+        pairs,
+        exclude_train={"A held-out manual sentence never trained on."},
+        exclude_heldout={"A manual sentence that training already has."},
+    )
+    assert {p.page for p in splits["train"]} == {"wesnoth-httt"}
+    assert [p.src for p in splits["train"]] == ["We must cross the river before dawn.", "Who goes there?"]
+    assert [p.src for p in splits["dev"]] == ["The dwarves are forging the sceptre now."]
+    assert {p.page for p in splits["test"]} == {"wesnoth-tsg", "wesnoth-thot"} and len(splits["test"]) == 2
+    # a GCompris activity goes whole to one split, by the same hash as the manuals' pages
+    gc = [pair(f"activity{i}", f"Click on the number {i} now.", "gcompris") for i in range(200)]
+    by = E.split_everyday(gc)
+    for s, ps in by.items():
+        assert all(real.page_split("gcompris", p.page) == s for p in ps)
+    assert by["dev"] and by["test"]
+
+
+def test_committed_everyday_corpus():
+    files = real.real_files()
+    assert {"everyday", "everyday_words"} <= set(files)
+    every = real.read_pairs(files["everyday"])
+    by = {s: real.read_pairs(files["everyday"], s) for s in real.SPLITS}
+    assert len(by["train"]) > 20000 and len(by["dev"]) > 300 and len(by["test"]) > 800
+    assert {p.page for p in by["dev"] if p.source == "wesnoth"} == {"wesnoth-sof"}
+    assert {p.page for p in by["test"] if p.source == "wesnoth"} == {"wesnoth-tsg", "wesnoth-thot"}
+    assert not {p.page for p in by["train"]} & {"wesnoth-sof", "wesnoth-tsg", "wesnoth-thot"}
+    assert {p.source for p in every} == {"wesnoth", "gcompris"}
+    heldout = {p.src for s in ("dev", "test") for p in by[s]}
+    manuals_train = {s for s, _ in real.load_real("train", ("libreoffice", "handbook", "gnome", "apps", "kde", "ui"))}
+    assert not heldout & {p.src for p in by["train"]} and not heldout & manuals_train
+    assert not [p for p in every if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
+    assert not [p for p in every if real.reads_as_english(p.tgt)]
+    # no GIMP: nothing from the out-of-source test set
+    assert not {p.src for p in every} & {p.src for p in real.read_pairs(files["gimp"])}
+    words = real.read_pairs(files["everyday_words"])
+    assert len(words) > 4000 and {p.source for p in words} == {"freedict"}
+    assert dict((p.src, p.tgt) for p in words)["sofa"] == "canapé"
+    assert (real.DATA_DIR / "LICENCES.md").read_text().count("everyday") >= 2
+
+
+# ---------------------------------------------------------------- the en-fr preset's machinery
+TINY = dataclasses.replace(PRESETS["tiny"], steps=6, snapshot_steps=(2,), checkpoint_every=100)
+
+
+def test_real_repeat_weights_a_corpus_and_refuses_unknown_names():
+    base = dataclasses.replace(TINY, real_data=("everyday_words",))
+    once = load_training_examples(base)
+    thrice = load_training_examples(dataclasses.replace(base, real_repeat=(("everyday_words", 3),)))
+    words = len(real.load_real("train", ("everyday_words",)))
+    assert len(thrice) - len(once) == 2 * words
+    with pytest.raises(TrainingError, match="real_repeat"):
+        load_training_examples(dataclasses.replace(base, real_repeat=(("kde", 2),)))
+
+
+def test_init_from_float16_snapshots_and_resume(tmp_path):
+    start = tmp_path / "start"
+    Trainer(dataclasses.replace(TINY, steps=3, snapshot_steps=()), start).train()
+    cfg = dataclasses.replace(TINY, init_from=str(start), snapshot_steps=(0, 2), snapshot_dtype="float16")
+    straight = tmp_path / "straight"
+    Trainer(cfg, straight).train()
+    # step 0 is the starting checkpoint's weights (in float16), the tokenizer is the same
+    s0, first = load_checkpoint(straight / "snapshots" / "step-000000"), load_checkpoint(start)
+    for (name, a), b in zip(first.model.state_dict().items(), s0.model.state_dict().values(), strict=True):
+        torch.testing.assert_close(a.half().float(), b, rtol=0, atol=0, msg=name)
+    assert s0.tokenizer.files() == first.tokenizer.files()
+    size = (straight / "snapshots" / "step-000002" / "model.safetensors").stat().st_size
+    assert size < 0.6 * (straight / "model.safetensors").stat().st_size
+    final = load_checkpoint(straight)
+    assert final.card["init_from"]["path"] == str(start) and final.card["init_from"]["step"] == 3
+    assert final.card["train_config"]["init_from"] == str(start)
+    # stopped after step 4 and resumed: the same weights as the straight run
+    stop = threading.Event()
+
+    class StopAt(TrainCallback):
+        def on_step(self, event):
+            if event.step == 4:
+                stop.set()
+
+    out = tmp_path / "resumed"
+    assert Trainer(cfg, out, [StopAt()], stop_event=stop).train()["stopped"]
+    Trainer(cfg, out).train()
+    resumed = load_checkpoint(out)
+    assert resumed.card["init_from"]["path"] == str(start)
+    for k, v in final.model.state_dict().items():
+        torch.testing.assert_close(v, resumed.model.state_dict()[k], rtol=0, atol=0)
+    with pytest.raises(TrainingError, match="init_from"):
+        Trainer(dataclasses.replace(cfg, init_from="no/such/folder"), tmp_path / "bad").train()
+
+
+def test_en_fr_preset_continues_the_default_on_everyday_text():
+    cfg = PRESETS["en-fr"]
+    assert cfg.init_from == "checkpoints/real-kde-align" and cfg.snapshot_dtype == "float16"
+    assert {"everyday", "everyday_words"} <= set(cfg.real_data) and dict(cfg.real_repeat)["everyday"] > 1
+    assert len(cfg.snapshot_steps) <= 2 and cfg.align_pronoun == PRESETS["real-kde-align"].align_pronoun
+    assert cfg.corpus.variant_share > 0  # the coreference corpus, typed variants included
+    card = load_checkpoint(real.DATA_DIR.parents[2] / cfg.init_from).card
+    assert card["train_config"]["model_overrides"] == cfg.model_overrides

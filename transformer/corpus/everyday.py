@@ -1,0 +1,342 @@
+"""Everyday English → French text from Debian packages: game dialogue, children's instructions, a dictionary.
+
+Three sources, each read from a folder that ``dpkg -x`` unpacked (``scripts/build_everyday_corpus.py``
+downloads and unpacks them, and records the versions):
+
+- **Wesnoth** (``wesnoth-1.16-data`` and the campaign packages ``wesnoth-1.16-httt``, ``-trow``…; GPL-2+):
+  the French gettext catalogues (``.mo``) of the game and of each campaign hold its dialogue and
+  narration, whole sentences in an everyday register. One catalogue is one unit of the split:
+  whole campaigns are held out (``HELD_OUT``), never single sentences.
+- **GCompris** (``gcompris-qt-data``; GPL-3+): its French Qt catalogue
+  (``translations/gcompris_fr.qm``, read by :func:`read_qm`) holds short instructions written for
+  children. A message's context (one activity's file) is its unit of the split (a hash decides).
+- **FreeDict** (``dict-freedict-eng-fra``; GPL-2+): an English-French dictionary in dictd format,
+  read by :func:`read_dictd`; :func:`word_pairs` keeps one French word per English headword.
+
+Every message goes through :func:`message_pairs`: strings with a format directive, markup or a
+placeholder (``{...}``, ``%s``, ``<...>``, ``$var``, ``[tags]``, an entity, a backslash, an address)
+are dropped, and so are French sides that read as English. No network, no Debian tools here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import struct
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from .real import (
+    _LETTER,
+    SPLITS,
+    RealCorpusError,
+    RealPair,
+    clean,
+    page_split,
+    read_catalogue,
+    reads_as_english,
+    sentence_like,
+    split_paragraph,
+)
+
+WESNOTH_LOCALE = "usr/share/games/wesnoth/1.16/locale/fr/LC_MESSAGES"
+# The Wesnoth packages read (the core data and every campaign Debian ships for 1.16)
+WESNOTH_PACKAGES = (
+    "wesnoth-1.16-data",
+    "wesnoth-1.16-did",
+    "wesnoth-1.16-dm",
+    "wesnoth-1.16-dw",
+    "wesnoth-1.16-ei",
+    "wesnoth-1.16-httt",
+    "wesnoth-1.16-l",
+    "wesnoth-1.16-low",
+    "wesnoth-1.16-nr",
+    "wesnoth-1.16-sof",
+    "wesnoth-1.16-sota",
+    "wesnoth-1.16-sotbe",
+    "wesnoth-1.16-thot",
+    "wesnoth-1.16-trow",
+    "wesnoth-1.16-tsg",
+    "wesnoth-1.16-ttb",
+    "wesnoth-1.16-utbs",
+)
+# Whole campaigns held out (the catalogue's name is the unit): The Sceptre of Fire for dev; The South Guard and
+# The Hammer of Thursagan for test
+HELD_OUT = {"wesnoth-sof": "dev", "wesnoth-tsg": "test", "wesnoth-thot": "test"}
+GCOMPRIS_QM = "usr/share/gcompris-qt/translations/gcompris_fr.qm"
+FREEDICT_INDEX = "usr/share/dictd/freedict-eng-fra.index"
+FREEDICT_DICT = "usr/share/dictd/freedict-eng-fra.dict.dz"
+
+LICENCES = {
+    "wesnoth": "GPL-2.0-or-later (Battle for Wesnoth 1.16, its campaigns' authors and the French translation team)",
+    "gcompris": "GPL-3.0-or-later (GCompris, the KDE educational suite, its authors and French translators)",
+    "freedict": "GPL-2.0-or-later (FreeDict English-French dictionary, its contributors)",
+}
+
+# A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,
+# a Qt accelerator's "&&" or an @ (Wesnoth's @variable and addresses)
+UNSAFE = re.compile(r"%|[{}<>$\[\]\\@]|&\w*;?|https?:|www\.|\|")
+_CONTEXT = re.compile(r"^[\w .-]{1,40}\^")  # Wesnoth's "female^Sir" contexts
+_TYPOGRAPHY = str.maketrans(
+    {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2026": "...", "\u2014": "—", "\u202f": " "}
+)
+
+
+def normalise(text: str) -> str:
+    """Typographic quotes and ellipses as a user types them (it's, "…", ...), whitespace collapsed."""
+    return clean(text.translate(_TYPOGRAPHY))
+
+
+def message_pairs(src: str, tgt: str, max_words: int = 60) -> list[tuple[str, str]]:
+    """The (English, French) pairs one translated message gives: none when either side has a format
+    directive, markup or a placeholder, or the French reads as English; otherwise its paragraphs (lines)
+    paired when both sides have as many, each cut into sentences when both have as many (real.split_paragraph).
+    Pairs longer than max_words English words, or without a letter, are dropped."""
+    src = _CONTEXT.sub("", src.split("\x04", 1)[-1])
+    if not src.strip() or not tgt.strip() or UNSAFE.search(src) or UNSAFE.search(tgt):
+        return []
+    a = [normalise(x) for x in src.splitlines() if x.strip()]
+    b = [normalise(x) for x in tgt.splitlines() if x.strip()]
+    paragraphs = list(zip(a, b)) if len(a) == len(b) else [(" ".join(a), " ".join(b))]
+    out = []
+    for p_src, p_tgt in paragraphs:
+        for s, t in split_paragraph(p_src, p_tgt):
+            s, t = s.strip(), t.strip()
+            if not s or not t or s == t or not _LETTER.search(s) or len(s.split()) > max_words:
+                continue
+            if reads_as_english(t) or not 0.4 <= len(t) / len(s) <= 3.0:
+                continue
+            out.append((s, t))
+    return out
+
+
+def catalogue_messages(data: bytes, page: str, source: str) -> list[RealPair]:
+    """Every pair of a gettext catalogue (.mo bytes), in msgid order."""
+    return [
+        RealPair(source, page, s, t)
+        for key, value in sorted(read_catalogue(data, page).items())
+        for s, t in message_pairs(key, value)
+    ]
+
+
+def extract_wesnoth(package_root: str | Path) -> list[RealPair]:
+    """The pairs of each French catalogue a Wesnoth package ships; the page is the catalogue's name
+    (wesnoth-httt, wesnoth-lib…), the unit of the split."""
+    folder = Path(package_root) / WESNOTH_LOCALE
+    out = []
+    for path in sorted(folder.glob("*.mo")):
+        out.extend(catalogue_messages(path.read_bytes(), path.stem, "wesnoth"))
+    return out
+
+
+# ---------------------------------------------------------------- Qt .qm
+QM_MAGIC = bytes.fromhex("3cb86418caef9c95cd211cbf60a1bddd")
+_QM_MESSAGES = 0x69
+# message record tags (qtranslator.cpp): End, SourceText16, Translation, Context16, Obsolete1, SourceText,
+# Context, Comment, Obsolete2
+_TAG_END, _TAG_TRANSLATION, _TAG_OBSOLETE1, _TAG_SOURCE, _TAG_CONTEXT, _TAG_COMMENT = 1, 3, 5, 6, 7, 8
+
+
+def read_qm(data: bytes, name: str = "catalogue") -> list[tuple[str, str, str]]:
+    """(context, source text, translation) of every message of a Qt .qm file, in file order.
+
+    Read from Qt's documented layout (qtranslator.cpp): a 16-byte magic, then sections (a tag byte and a
+    big-endian length); the messages section is records of tagged fields, translations in UTF-16BE, source
+    texts and contexts in UTF-8. A plural message keeps its first form; a message without a source text or a
+    translation is skipped. Anything outside the file raises
+    RealCorpusError.
+    """
+    if not data.startswith(QM_MAGIC):
+        raise RealCorpusError(f"{name}: not a Qt translation file (bad magic number)")
+    at, messages = len(QM_MAGIC), None
+    while at + 5 <= len(data):
+        tag, length = data[at], struct.unpack(">I", data[at + 1 : at + 5])[0]
+        at += 5
+        if at + length > len(data):
+            raise RealCorpusError(f"{name}: a section runs past the end of the file")
+        if tag == _QM_MESSAGES:
+            messages = data[at : at + length]
+        at += length
+    if messages is None:
+        return []
+    out: list[tuple[str, str, str]] = []
+    m, at = messages, 0
+    context = source = translation = None
+
+    def take(n: int) -> bytes:
+        nonlocal at
+        if at + n > len(m):
+            raise RealCorpusError(f"{name}: a message runs past the end of its section")
+        chunk = m[at : at + n]
+        at += n
+        return chunk
+
+    while at < len(m):
+        tag = take(1)[0]
+        if tag == _TAG_END:
+            if source and translation:
+                out.append((context or "", source, translation))
+            context = source = translation = None
+        elif tag in (_TAG_TRANSLATION, 2, 4):
+            length = struct.unpack(">I", take(4))[0]
+            if length == 0xFFFFFFFF:
+                continue
+            raw = take(length)
+            if tag == _TAG_TRANSLATION and translation is None:
+                try:
+                    translation = raw.decode("utf-16-be")
+                except UnicodeDecodeError:
+                    raise RealCorpusError(f"{name}: a translation that is not UTF-16") from None
+        elif tag == _TAG_OBSOLETE1:
+            take(4)
+        elif tag in (_TAG_SOURCE, _TAG_CONTEXT, _TAG_COMMENT):
+            length = struct.unpack(">I", take(4))[0]
+            text = take(length).decode("utf-8", errors="replace")
+            if tag == _TAG_SOURCE:
+                source = text
+            elif tag == _TAG_CONTEXT:
+                context = text
+        elif tag == 9:  # Obsolete2: no payload
+            continue
+        else:
+            raise RealCorpusError(f"{name}: unknown message field tag {tag}")
+    return out
+
+
+def write_qm(messages: Iterable[tuple[str, str, str]]) -> bytes:
+    """A minimal .qm holding (context, source, translation) messages (for tests: the inverse of read_qm)."""
+    body = b""
+    for context, source, translation in messages:
+        t = translation.encode("utf-16-be")
+        s, c = source.encode(), context.encode()
+        body += bytes([_TAG_TRANSLATION]) + struct.pack(">I", len(t)) + t
+        body += bytes([_TAG_SOURCE]) + struct.pack(">I", len(s)) + s
+        body += bytes([_TAG_CONTEXT]) + struct.pack(">I", len(c)) + c
+        body += bytes([_TAG_END])
+    return QM_MAGIC + bytes([_QM_MESSAGES]) + struct.pack(">I", len(body)) + body
+
+
+def extract_gcompris(package_root: str | Path) -> list[RealPair]:
+    """The pairs of GCompris's French catalogue; the page is the message's context (an activity's file)."""
+    path = Path(package_root) / GCOMPRIS_QM
+    out = []
+    for context, source, translation in read_qm(path.read_bytes(), path.name):
+        for s, t in message_pairs(source, translation):
+            out.append(RealPair("gcompris", context or "gcompris", s, t))
+    return sorted(out, key=lambda p: (p.page, p.src, p.tgt))
+
+
+# ---------------------------------------------------------------- FreeDict (dictd)
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def _dictd_number(text: str) -> int:
+    n = 0
+    for ch in text:
+        if ch not in _B64:
+            raise RealCorpusError(f"not a dictd index number: {text!r}")
+        n = n * 64 + _B64.index(ch)
+    return n
+
+
+def read_dictd(index: str, dictionary: bytes) -> dict[str, list[list[str]]]:
+    """{headword: senses, each a list of French alternatives} of a FreeDict dictd dictionary (its .index text
+    and its uncompressed .dict bytes). An entry is "headword /ipa/" then one line of alternatives, or numbered
+    lines ("1. chat, matou"); the headword is taken from the entry (the index folds case and hyphens); the
+    00-database-* entries are left out."""
+    out: dict[str, list[list[str]]] = {}
+    for line in index.splitlines():
+        parts = line.split("\t")
+        if len(parts) != 3 or parts[0].startswith("00-database") or parts[0].startswith("00database"):
+            continue
+        offset, length = _dictd_number(parts[1]), _dictd_number(parts[2])
+        entry = dictionary[offset : offset + length].decode("utf-8", errors="replace").splitlines()
+        if not entry:
+            continue
+        # the entry's own first line keeps the headword's case and hyphens (the index folds them)
+        head = entry[0].split(" /", 1)[0].strip() or parts[0]
+        senses = []
+        for sense in entry[1:]:
+            sense = re.sub(r"^\s*\d+\.\s*", "", sense).strip()
+            alternatives = [a.strip() for a in sense.split(",") if a.strip()]
+            if alternatives:
+                senses.append(alternatives)
+        if senses:
+            out.setdefault(head, []).extend(senses)
+    return out
+
+
+_WORD_RE = re.compile(r"[a-zà-ÿœæç'-]+")
+
+
+def word_pairs(entries: Mapping[str, list[list[str]]], french_counts: Mapping[str, int]) -> list[RealPair]:
+    """One (English word, French word) pair per lower-case headword of one or two words (capitalised ones are
+    names: Abkhazia, Adam): among every
+    alternative of every sense, the one whose words are most frequent in French_counts (the French of the
+    sentence corpora), so that "cat" gives "chat" rather than its first sense "mégère"; ties go to the
+    earliest. Sorted by headword."""
+    out = []
+    for head in sorted(entries):
+        if not _WORD_RE.fullmatch(head.replace(" ", "")) or len(head.split()) > 2 or head != head.lower():
+            continue
+        candidates = [a for sense in entries[head] for a in sense if not UNSAFE.search(a) and len(a.split()) <= 3]
+        if not candidates:
+            continue
+
+        def score(a: str) -> int:
+            words = a.lower().split()
+            return min(french_counts.get(w, 0) for w in words) if words else 0
+
+        best = max(candidates, key=lambda a: (score(a), -candidates.index(a)))
+        out.append(RealPair("freedict", "freedict-eng-fra", head, best))  # a cognate too: train → train
+    return out
+
+
+def french_word_counts(pairs: Iterable[RealPair]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for p in pairs:
+        for w in _WORD_RE.findall(p.tgt.lower()):
+            counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+def extract_freedict(package_root: str | Path, french_counts: Mapping[str, int]) -> list[RealPair]:
+    root = Path(package_root)
+    index = (root / FREEDICT_INDEX).read_text(encoding="utf-8")
+    dictionary = gzip.decompress((root / FREEDICT_DICT).read_bytes())  # dictzip is gzip
+    return word_pairs(read_dictd(index, dictionary), french_counts)
+
+
+# ---------------------------------------------------------------- the split
+def everyday_split(p: RealPair) -> str:
+    """train / dev / test of a pair: Wesnoth by campaign (HELD_OUT), GCompris by activity (a hash of its
+    context, as real.page_split), anything else training."""
+    if p.source == "wesnoth":
+        return HELD_OUT.get(p.page, "train")
+    if p.source == "gcompris":
+        return page_split(p.source, p.page)
+    return "train"
+
+
+def split_everyday(
+    pairs: Iterable[RealPair], exclude_train: set[str] = frozenset(), exclude_heldout: set[str] = frozenset()
+) -> dict[str, list[RealPair]]:
+    """De-duplicated pairs by split (whole campaigns or activities, never single sentences). Within a split each
+    English text is kept once (its first French); a held-out English text that training has (here, or in
+    exclude_heldout: the other corpora's training English) is dropped, and held-out splits keep sentence-like
+    pairs only; a training English text in exclude_train (the other corpora's held-out English) is dropped."""
+    by_split: dict[str, list[RealPair]] = {s: [] for s in SPLITS}
+    seen: dict[str, set[str]] = {s: set() for s in SPLITS}
+    for p in pairs:
+        s = everyday_split(p)
+        if p.src in seen[s] or (s == "train" and p.src in exclude_train):
+            continue
+        seen[s].add(p.src)
+        by_split[s].append(p)
+    for s in ("dev", "test"):
+        by_split[s] = [
+            p
+            for p in by_split[s]
+            if p.src not in seen["train"] and p.src not in exclude_heldout and sentence_like(p.src, p.tgt)
+        ]
+    return by_split

@@ -277,6 +277,19 @@ def measure_roles(
     return counts.result(shape, frequency.origin)
 
 
+def strongest(roles: HeadRoles) -> dict[str, tuple[HeadId, float]]:
+    """For each role, the head with the highest share of rows (any kind that can have the role)."""
+    out: dict[str, tuple[HeadId, float]] = {}
+    for kind, s in roles.shares.items():
+        for role, grid in s.items():
+            if np.isnan(grid).all():
+                continue
+            layer, h = np.unravel_index(np.nanargmax(grid), grid.shape)
+            if role not in out or grid[layer, h] > out[role][1]:
+                out[role] = (HeadId(kind, int(layer), int(h)), float(grid[layer, h]))
+    return out
+
+
 def role_rows(roles: HeadRoles, coreference: dict[HeadId, float] | None = None) -> list[tuple[HeadId, dict]]:
     """One row per head: each role's share (None where the kind has no such role) and its badges."""
     out = []

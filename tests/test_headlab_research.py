@@ -126,7 +126,7 @@ def test_the_head_gate_gradient_equals_a_finite_difference_estimate():
     eps = 1e-6
     for head in (HeadId(ENC, 0, 1), HeadId(DEC, 1, 3), HeadId(CROSS, 0, 2), HeadId(CROSS, 1, 0)):
 
-        def loss(delta: float) -> float:
+        def loss(delta: float, head: HeadId = head) -> float:
             gate = HeadGate.ones(model.config, requires_grad=False)
             gate.gates[head.kind] = gate.gates[head.kind].double()
             gate.gates[head.kind][head.layer, head.head] += delta

@@ -71,7 +71,8 @@ def logit_lens(model: Transformer, tokenizer: TokenizerBase, text: str, k: int =
     require_eval(model)
     cfg = model.config
     src_ids = tokenizer.source_ids(text, cfg.max_len)
-    out = greedy_decode_batch(model, [src_ids], cfg.max_len - 1)[0][: cfg.max_len - 1]
+    limit = min(cfg.max_len - 1, 2 * len(src_ids) + 10)  # as the evaluation's greedy decoding
+    out = greedy_decode_batch(model, [src_ids], limit)[0][: cfg.max_len - 1]
     written = out + [cfg.eos_id]
     tgt_in = torch.tensor([[cfg.bos_id] + out])
     res = model(torch.tensor([src_ids]), tgt_in, return_intermediates=True)

@@ -45,6 +45,34 @@ class HeadMask:
         return cls(frozenset(off))
 
 
+@dataclass(frozen=True, eq=False)
+class HeadGate:
+    """A float gate ξ on every head's output (Michel et al., 2019): head h's slice of Concat(head_1..head_h)
+    is multiplied by ξ_h before W_O. With ξ = 1 the call is the trained model; ∂L/∂ξ_h is head h's
+    importance. The gates are tensors of the caller (they may require grad), never stored on a module.
+
+    gates: kind -> (L, H) tensor. A kind that is absent keeps its heads as they are. Compared and
+    hashed by identity (tensors), so a call with a gate is not cached by value.
+    """
+
+    gates: dict[AttentionKind, Tensor]
+
+    def layer(self, kind: AttentionKind, index: int) -> Tensor | None:
+        """(H,) gates of one layer, or None when the kind has none."""
+        g = self.gates.get(AttentionKind(kind))
+        return None if g is None else g[index]
+
+    @classmethod
+    def ones(cls, config: TransformerConfig, device=None, requires_grad: bool = True) -> HeadGate:
+        """ξ = 1 for every head of every kind (the trained model), each a leaf that records its gradient."""
+        return cls(
+            {
+                kind: torch.ones(config.n_layers(kind), config.n_heads, device=device, requires_grad=requires_grad)
+                for kind in AttentionKind
+            }
+        )
+
+
 @dataclass(frozen=True)
 class CallOptions:
     """What a call may switch; the default is the model exactly as trained.
@@ -56,6 +84,7 @@ class CallOptions:
         window: restricted self-attention in the encoder (§4, Table 1): a query at i sees
             keys j with |i - j| <= window only. None is full attention.
         head_mask: heads switched off.
+        head_gate: a float gate on every head (head importance, :class:`HeadGate`); multiplied with head_mask.
     """
 
     padding_mask: bool = True
@@ -63,10 +92,15 @@ class CallOptions:
     positions: bool = True
     window: int | None = None
     head_mask: HeadMask | None = None
+    head_gate: HeadGate | None = None
 
     def heads(self, kind: AttentionKind, layer: int, n_heads: int) -> Tensor | None:
         """(H,) multipliers of one layer's heads, or None when every head is kept."""
-        return None if self.head_mask is None else self.head_mask.layer(kind, layer, n_heads)
+        keep = None if self.head_mask is None else self.head_mask.layer(kind, layer, n_heads)
+        gate = None if self.head_gate is None else self.head_gate.layer(kind, layer)
+        if gate is None:
+            return keep
+        return gate if keep is None else gate * keep.to(gate.device, gate.dtype)
 
     def __post_init__(self) -> None:
         if self.window is not None and (not isinstance(self.window, int) or self.window < 0):

@@ -6,7 +6,8 @@
 The everyday dev split is Wesnoth's The Sceptre of Fire (plus a few GCompris activities), the test split The
 South Guard and The Hammer of Thursagan (transformer/corpus/everyday.py): whole campaigns the model never saw.
 Greedy decoding (as the app by default); --beam N uses the card's length penalty. --limit N scores the first N
-sentences of each split (a dry run). --write merges {"everyday_eval": {...}} into card.json.
+sentences of each split (a dry run). --write merges {"everyday_eval": {...}} into card.json, with "sample": the
+figures on the first 48 test sentences, which tests/test_everyday_checkpoint.py re-measures.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus.real import load_real
-    from transformer.evaluate_real import score_pairs
+    from transformer.evaluate_real import SAMPLE, score_pairs
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         r["time_s"] = round(time.perf_counter() - t0, 1)
         report[name] = r
         print(name, json.dumps({k: r[k] for k in ("n_sentences", "bleu", "chrf", "length_ratio", "time_s")}))
+    # the first SAMPLE test sentences, which tests/test_everyday_checkpoint.py re-measures
+    sample = score_pairs(ckpt.model, ckpt.tokenizer, load_real("test", ("everyday",))[:SAMPLE], **search)
+    report["sample"] = {k: sample[k] for k in ("n_sentences", "bleu", "chrf")}
     if args.write:
         update_card(args.checkpoint, {"everyday_eval": report})
     return 0

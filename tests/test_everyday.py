@@ -138,7 +138,14 @@ def test_freedict_entries_give_the_most_common_french_word(tmp_path):
     )
     entries = E.read_dictd(index, body)
     assert entries["cat"] == [["mégère", "peau de vache"], ["chat"]] and "well-known" in entries
-    counts = E.french_word_counts([RealPair("x", "p", "The cat sleeps.", "Le chat dort sur le chat.")])
+    counts = E.FrenchEvidence(
+        [
+            RealPair("x", "p", "The cat sleeps.", "Le chat dort."),
+            RealPair("x", "p", "A shrew.", "Une mégère."),
+            RealPair("x", "p", "The old shrew.", "La vieille mégère."),
+        ]
+    )
+    assert counts.score("cat", "chat") == (1, 1) and counts.score("cat", "mégère") == (0, 2)
     pairs = E.word_pairs(entries, counts)
     assert [(p.src, p.tgt) for p in pairs] == [("cat", "chat"), ("sofa", "canapé"), ("well-known", "connu")]
     root = tmp_path / "dict"

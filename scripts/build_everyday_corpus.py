@@ -87,8 +87,8 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     splits = E.split_everyday(wesnoth + gcompris, exclude_train=other_heldout, exclude_heldout=other_train)
     out.mkdir(parents=True, exist_ok=True)
     real.write_pairs(out / "everyday.tsv.gz", [(s, p) for s in real.SPLITS for p in splits[s]])
-    sentences = [p for s in real.SPLITS for p in splits[s]]
-    words = E.extract_freedict(workdir / "dict-freedict-eng-fra", E.french_word_counts(sentences))
+    # each headword's French chosen by what the everyday training sentences say of it (held-out ones unread)
+    words = E.extract_freedict(workdir / "dict-freedict-eng-fra", E.FrenchEvidence(splits["train"]))
     every_heldout = other_heldout | {p.src for s in ("dev", "test") for p in splits[s]}
     words = [p for p in words if p.src not in every_heldout]
     real.write_pairs(out / "everyday_words.tsv.gz", [("train", p) for p in words])
@@ -116,8 +116,8 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "by_split": {"train": len(words)},
         "pages_by_split": {"train": 1},
         "licence": E.LICENCES["freedict"],
-        "use": "training only: one French word per English headword (the alternative most frequent in the "
-        "French of everyday.tsv.gz)",
+        "use": "training only: one French word per English headword (the alternative found most often in the "
+        "French of everyday.tsv.gz's training pairs whose English has the headword, then the most frequent)",
     }
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {

@@ -56,7 +56,7 @@ def same(a: Analysis, b: Analysis) -> None:
     assert (b.text, b.translation, b.truncated, b.n_pieces) == (a.text, a.translation, a.truncated, a.n_pieces)
     assert (b.source_pieces, b.target_pieces, b.output_pieces) == (a.source_pieces, a.target_pieces, a.output_pieces)
     assert b.top_tokens == a.top_tokens
-    for name in ("encoder", "decoder", "cross", "top_probs"):
+    for name in ("encoder", "decoder", "cross", "top_probs", "output_probs"):
         x, y = getattr(a, name), getattr(b, name)
         assert x.shape == y.shape, name
         np.testing.assert_allclose(y, x, atol=1e-5, rtol=0, err_msg=name)

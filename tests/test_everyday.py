@@ -138,7 +138,14 @@ def test_freedict_entries_give_the_most_common_french_word(tmp_path):
     )
     entries = E.read_dictd(index, body)
     assert entries["cat"] == [["mégère", "peau de vache"], ["chat"]] and "well-known" in entries
-    counts = E.french_word_counts([RealPair("x", "p", "The cat sleeps.", "Le chat dort sur le chat.")])
+    counts = E.FrenchEvidence(
+        [
+            RealPair("x", "p", "The cat sleeps.", "Le chat dort."),
+            RealPair("x", "p", "A shrew.", "Une mégère."),
+            RealPair("x", "p", "The old shrew.", "La vieille mégère."),
+        ]
+    )
+    assert counts.score("cat", "chat") == (1, 1) and counts.score("cat", "mégère") == (0, 2)
     pairs = E.word_pairs(entries, counts)
     assert [(p.src, p.tgt) for p in pairs] == [("cat", "chat"), ("sofa", "canapé"), ("well-known", "connu")]
     root = tmp_path / "dict"
@@ -202,6 +209,12 @@ def test_committed_everyday_corpus():
     assert len(words) > 4000 and {p.source for p in words} == {"freedict"}
     assert dict((p.src, p.tgt) for p in words)["sofa"] == "canapé"
     assert (real.DATA_DIR / "LICENCES.md").read_text().count("everyday") >= 2
+    from transformer.inspection.training_data import real_data_entry
+
+    entry = real_data_entry(("everyday", "everyday_words"), real.DATA_DIR / "MANIFEST.json")
+    assert entry["everyday"]["pairs"] == len(by["train"]) and entry["everyday_words"]["pairs"] == len(words)
+    assert entry["everyday"]["packages"]["wesnoth-1.16-tsg"] == "1:1.16.9-1"
+    assert entry["everyday_words"]["packages"] == {"dict-freedict-eng-fra": "2022.04.21-1"}
 
 
 # ---------------------------------------------------------------- the en-fr preset's machinery
@@ -261,3 +274,18 @@ def test_en_fr_preset_continues_the_default_on_everyday_text():
     assert cfg.corpus.variant_share > 0  # the coreference corpus, typed variants included
     card = load_checkpoint(real.DATA_DIR.parents[2] / cfg.init_from).card
     assert card["train_config"]["model_overrides"] == cfg.model_overrides
+
+
+def test_the_cards_vocabulary_counts_a_repeated_corpus_once(tmp_path):
+    """The unseen- and rare-word notes read the card's vocabulary: the everyday words are in it, counted once
+    however much real_repeat weights them."""
+    cfg = dataclasses.replace(TINY, steps=1, snapshot_steps=(), real_data=("everyday_words",))
+    once, thrice = tmp_path / "once", tmp_path / "thrice"
+    Trainer(cfg, once).train()
+    Trainer(dataclasses.replace(cfg, real_repeat=(("everyday_words", 3),)), thrice).train()
+    a, b = load_checkpoint(once).card["vocabulary"], load_checkpoint(thrice).card["vocabulary"]
+    assert a["rare"] == b["rare"] and "sofa" in a["rare"]
+    from transformer.vocabulary import Vocabulary
+
+    vocab = Vocabulary.from_card_entry(b)
+    assert vocab.unseen("the sofa") == [] and ("sofa", a["rare"]["sofa"]) in vocab.rare_in("the sofa")

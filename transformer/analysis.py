@@ -6,7 +6,7 @@ This is what the app caches per (checkpoint, sentence, beam, options) and what
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -39,6 +39,9 @@ class Analysis:
     cross: np.ndarray  # (L, H, T, S)
     top_tokens: list[list[str]]  # per decoder row: the 5 most probable next pieces
     top_probs: np.ndarray  # (T, 5)
+    # (T,) the probability the decoder gave each piece it produced (output_ids), at the step that produced it:
+    # what the confidence line (transformer.inspection.confidence) reads
+    output_probs: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
     def maps(self, kind: AttentionKind) -> np.ndarray:
         """(L, H, T_q, T_k) weights of one kind."""
@@ -105,6 +108,8 @@ def assemble(
 ) -> Analysis:
     """An Analysis from a decoded sentence: its maps (L, H, T_q, T_k) per kind and (T, vocab) log-probabilities."""
     probs, top = log_probs.float().exp().topk(5, dim=-1)
+    produced = torch.tensor(tokens, dtype=torch.long, device=log_probs.device)[: log_probs.shape[0], None]
+    output_probs = log_probs.float()[: produced.shape[0]].gather(1, produced).exp()[:, 0]
     return Analysis(
         text=source.text,
         truncated=source.truncated,
@@ -122,6 +127,7 @@ def assemble(
         cross=maps[AttentionKind.CROSS],
         top_tokens=[tokenizer.target_pieces(row) for row in top.tolist()],
         top_probs=probs.cpu().numpy(),
+        output_probs=output_probs.cpu().numpy(),
     )
 
 

@@ -11,6 +11,7 @@ from transformer.marian import is_imported
 from transformer.vocabulary import Vocabulary, for_card, words_of
 
 from . import cache
+from .confidence import confidence_line
 from .i18n import Translator
 from .session import MAX_TEXT, Subject
 from .views import Context
@@ -74,6 +75,7 @@ def notes_and_translation(
     with st.container(key="translation"):
         st.caption(tr("sentence.translation_guess" if guess else "sentence.translation"))
         st.text(a.translation or tr("sentence.nothing"))
+    confidence_line(a, tr)
 
 
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:

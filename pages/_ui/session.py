@@ -17,6 +17,7 @@ from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import DECODING, Checkpoint, CheckpointError
 from transformer.corpus import SEED_SENTENCES
 from transformer.decoding import PAPER_ALPHA
+from transformer.inspection import everyday_examples
 from transformer.inspection.reorder import card_examples
 from transformer.layout import (
     DEFAULT_NAME,
@@ -128,10 +129,29 @@ def _loaded(path: str) -> Checkpoint | None:
 
 
 def examples_for(path: str) -> list[str]:
-    """The sidebar's examples: the coreference pairs, then the held-out real sentences whose cross-attention
-    reorders that the checkpoint's card names (found by computation, see transformer/inspection/reorder.py)."""
+    """The sidebar's examples: the coreference pairs, then the held-out everyday sentences the model translates
+    well and the held-out real sentences whose cross-attention reorders, that the checkpoint's card names (both
+    found by computation: transformer/inspection/everyday_examples.py and reorder.py)."""
     ckpt = _loaded(path)
-    return EXAMPLES if ckpt is None else EXAMPLES + [s for s in card_examples(ckpt.card) if s not in EXAMPLES]
+    if ckpt is None:
+        return EXAMPLES
+    out = list(EXAMPLES)
+    for s in everyday_examples.card_examples(ckpt.card) + card_examples(ckpt.card):
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def everyday_for(path: str) -> set[str]:
+    """The everyday examples of the checkpoint's card (marked apart in the sidebar)."""
+    ckpt = _loaded(path)
+    return set() if ckpt is None else set(everyday_examples.card_examples(ckpt.card)) - set(EXAMPLES)
+
+
+def _example_label(tr: Translator, text: str, everyday: set[str]) -> str:
+    if text in EXAMPLES:
+        return text
+    return tr("conf.everyday_example", text=text) if text in everyday else tr("sidebar.reorder_example", text=text)
 
 
 def beam_help(tr: Translator, path: str) -> str:
@@ -231,15 +251,17 @@ def sidebar(tr: Translator) -> None:
         else:  # the pages that need a model say so; the training page still works
             st.error(tr("sidebar.no_checkpoint", root=str(checkpoints_root())))
         path = choices.get(ss.get("checkpoint"), "")
-        examples = examples_for(path)
+        examples, everyday = examples_for(path), everyday_for(path)
         ensure_choice("example", examples, ss["text"] if ss.get("text") in examples else examples[0])
         st.selectbox(
             tr("sidebar.examples"),
             examples,
             key="example",
             on_change=_use_example,
-            format_func=lambda s: s if s in EXAMPLES else tr("sidebar.reorder_example", text=s),
-            help=tr("sidebar.examples_help") if len(examples) > len(EXAMPLES) else None,
+            format_func=lambda s: _example_label(tr, s, everyday),
+            help=(tr("sidebar.examples_help") + (" " + tr("conf.everyday_examples_help") if everyday else ""))
+            if len(examples) > len(EXAMPLES)
+            else None,
         )
         st.text_area(tr("sidebar.sentence"), key="text", height=110)
         st.slider(tr("sidebar.beam"), BEAMS.start, BEAMS.stop - 1, key="beam", help=beam_help(tr, path))

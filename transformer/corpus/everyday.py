@@ -269,12 +269,40 @@ def read_dictd(index: str, dictionary: bytes) -> dict[str, list[list[str]]]:
 _WORD_RE = re.compile(r"[a-zà-ÿœæç'-]+")
 
 
-def word_pairs(entries: Mapping[str, list[list[str]]], french_counts: Mapping[str, int]) -> list[RealPair]:
+class FrenchEvidence:
+    """What parallel sentences say of a word's French: which French words come with an English word (the pairs
+    whose English has it), and how often each French word occurs at all."""
+
+    def __init__(self, pairs: Iterable[RealPair]) -> None:
+        self.french: list[frozenset[str]] = []
+        self.with_english: dict[str, list[int]] = {}
+        self.counts: dict[str, int] = {}
+        for i, p in enumerate(pairs):
+            fr = frozenset(_WORD_RE.findall(p.tgt.lower()))
+            self.french.append(fr)
+            for w in fr:
+                self.counts[w] = self.counts.get(w, 0) + 1
+            for w in set(_WORD_RE.findall(p.src.lower())):
+                self.with_english.setdefault(w, []).append(i)
+
+    def score(self, head: str, candidate: str) -> tuple[int, int]:
+        """(pairs whose English has every word of head and whose French has every word of candidate, the
+        rarest candidate word's count in all the French)."""
+        words = _WORD_RE.findall(candidate.lower())
+        if not words:
+            return (0, 0)
+        lists = [self.with_english.get(w, []) for w in _WORD_RE.findall(head.lower())]
+        shared = set(min(lists, key=len)).intersection(*map(set, lists)) if lists else set()
+        together = sum(all(w in self.french[i] for w in words) for i in shared)
+        return together, min(self.counts.get(w, 0) for w in words)
+
+
+def word_pairs(entries: Mapping[str, list[list[str]]], evidence: FrenchEvidence) -> list[RealPair]:
     """One (English word, French word) pair per lower-case headword of one or two words (capitalised ones are
-    names: Abkhazia, Adam): among every
-    alternative of every sense, the one whose words are most frequent in French_counts (the French of the
-    sentence corpora), so that "cat" gives "chat" rather than its first sense "mégère"; ties go to the
-    earliest. Sorted by headword."""
+    names: Abkhazia, Adam): among every alternative of every sense, the one the sentence pairs support best
+    (FrenchEvidence.score: most often in the French of sentences whose English has the headword, then most
+    frequent in all the French), so that "cat" gives "chat" rather than its first sense "mégère" and "yes"
+    gives "oui" rather than "si"; ties go to the earliest. Sorted by headword."""
     out = []
     for head in sorted(entries):
         if not _WORD_RE.fullmatch(head.replace(" ", "")) or len(head.split()) > 2 or head != head.lower():
@@ -282,29 +310,16 @@ def word_pairs(entries: Mapping[str, list[list[str]]], french_counts: Mapping[st
         candidates = [a for sense in entries[head] for a in sense if not UNSAFE.search(a) and len(a.split()) <= 3]
         if not candidates:
             continue
-
-        def score(a: str) -> int:
-            words = a.lower().split()
-            return min(french_counts.get(w, 0) for w in words) if words else 0
-
-        best = max(candidates, key=lambda a: (score(a), -candidates.index(a)))
+        best = max(candidates, key=lambda a: (evidence.score(head, a), -candidates.index(a)))
         out.append(RealPair("freedict", "freedict-eng-fra", head, best))  # a cognate too: train → train
     return out
 
 
-def french_word_counts(pairs: Iterable[RealPair]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for p in pairs:
-        for w in _WORD_RE.findall(p.tgt.lower()):
-            counts[w] = counts.get(w, 0) + 1
-    return counts
-
-
-def extract_freedict(package_root: str | Path, french_counts: Mapping[str, int]) -> list[RealPair]:
+def extract_freedict(package_root: str | Path, evidence: FrenchEvidence) -> list[RealPair]:
     root = Path(package_root)
     index = (root / FREEDICT_INDEX).read_text(encoding="utf-8")
     dictionary = gzip.decompress((root / FREEDICT_DICT).read_bytes())  # dictzip is gzip
-    return word_pairs(read_dictd(index, dictionary), french_counts)
+    return word_pairs(read_dictd(index, dictionary), evidence)
 
 
 # ---------------------------------------------------------------- the split

@@ -143,7 +143,9 @@ class Trainer:
         if (self.out / "config.json").exists() and not self.overwrite:
             raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
         examples = load_training_examples(cfg)
-        self.vocabulary = training_vocabulary(examples)
+        # the words the run saw, each pair counted once (a corpus weighted up by real_repeat appears several
+        # times in examples: the same objects), so that the app's rare-word note counts sentences, not repeats
+        self.vocabulary = training_vocabulary(list({id(ex): ex for ex in examples}.values()))
         saved_optimizer = None
         if resume.exists() and not self.overwrite:
             ckpt = load_checkpoint(resume)

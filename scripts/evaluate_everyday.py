@@ -1,0 +1,65 @@
+"""chrF and BLEU of a checkpoint on the everyday corpus's held-out campaigns (and the manuals' pages, GIMP).
+
+    nice python3 scripts/evaluate_everyday.py checkpoints/real-kde-align             # print
+    nice python3 scripts/evaluate_everyday.py checkpoints/en-fr --write              # and merge into card.json
+
+The everyday dev split is Wesnoth's The Sceptre of Fire (plus a few GCompris activities), the test split The
+South Guard and The Hammer of Thursagan (transformer/corpus/everyday.py): whole campaigns the model never saw.
+Greedy decoding (as the app by default); --beam N uses the card's length penalty. --limit N scores the first N
+sentences of each split (a dry run). --write merges {"everyday_eval": {...}} into card.json, with "sample": the
+figures on the first 48 test sentences, which tests/test_everyday_checkpoint.py re-measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    from transformer.checkpoint import load_checkpoint, update_card
+    from transformer.corpus.real import load_real
+    from transformer.evaluate_real import SAMPLE, score_pairs
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("checkpoint", type=Path)
+    ap.add_argument("--splits", default="dev,test")
+    ap.add_argument("--manuals", action="store_true", help="also the manuals' held-out test pages and GIMP")
+    ap.add_argument("--beam", type=int, default=1)
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--write", action="store_true", help="merge the figures into card.json under 'everyday_eval'")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    ckpt = load_checkpoint(args.checkpoint)
+    search = {"beam": args.beam, "alpha": ckpt.alpha} if args.beam > 1 else {}
+    sets = {f"everyday_{s}": ("everyday", s) for s in args.splits.split(",") if s}
+    if args.manuals:
+        sets["manuals_test"] = (("libreoffice", "handbook"), "test")
+        sets["gimp"] = ("gimp", "test")
+    report: dict = {"decoding": f"beam {args.beam}" if args.beam > 1 else "greedy"}
+    for name, (corpus, split) in sets.items():
+        names = corpus if isinstance(corpus, tuple) else (corpus,)
+        pairs = load_real(split, names)[: args.limit]
+        t0 = time.perf_counter()
+        r = score_pairs(ckpt.model, ckpt.tokenizer, pairs, **search)
+        r["time_s"] = round(time.perf_counter() - t0, 1)
+        report[name] = r
+        print(name, json.dumps({k: r[k] for k in ("n_sentences", "bleu", "chrf", "length_ratio", "time_s")}))
+    # the first SAMPLE test sentences, which tests/test_everyday_checkpoint.py re-measures
+    sample = score_pairs(ckpt.model, ckpt.tokenizer, load_real("test", ("everyday",))[:SAMPLE], **search)
+    report["sample"] = {k: sample[k] for k in ("n_sentences", "bleu", "chrf")}
+    if args.write:
+        update_card(args.checkpoint, {"everyday_eval": report})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

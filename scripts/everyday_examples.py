@@ -1,0 +1,60 @@
+"""Choose the sidebar's everyday examples for a checkpoint, by computation on held-out everyday text.
+
+    nice python3 scripts/everyday_examples.py checkpoints/en-fr            # print
+    nice python3 scripts/everyday_examples.py checkpoints/en-fr --write    # and merge into card.json
+
+Translates (greedy, as the app by default) every short held-out sentence of the everyday corpus's dev and test
+splits (transformer.inspection.everyday_examples.everyday_like: 4-10 words, no names), scores each by sentence
+chrF against its reference, and keeps the best (pick: chrF >= 60, higher chrF and confidence first). --write
+merges {"everyday_examples": [...]} into card.json; the sidebar lists them for that checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sacrebleu
+    import torch
+
+    from transformer.checkpoint import load_checkpoint, update_card
+    from transformer.corpus.real import load_real
+    from transformer.inspection.confidence import confidence
+    from transformer.inspection.everyday_examples import MIN_CHRF, Scored, everyday_like, pick
+    from transformer.serving.batched import analyse_batch
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("checkpoint", type=Path)
+    ap.add_argument("--n", type=int, default=4)
+    ap.add_argument("--min-chrf", type=float, default=MIN_CHRF)
+    ap.add_argument("--write", action="store_true", help="merge the examples into card.json")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    ckpt = load_checkpoint(args.checkpoint)
+    pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("everyday",)) if everyday_like(s)]
+    rows = []
+    for b in range(0, len(pairs), 16):
+        chunk = pairs[b : b + 16]
+        for (src, ref), a in zip(chunk, analyse_batch(ckpt.model, ckpt.tokenizer, [s for s, _ in chunk], 1)):
+            if isinstance(a, Exception):
+                raise a
+            chrf = sacrebleu.sentence_chrf(a.translation, [ref]).score
+            c = confidence(a.output_probs)
+            rows.append(Scored(src, a.translation, ref, round(chrf, 1), round(c.mean_log_prob, 3) if c else -99.0))
+    chosen = pick(rows, args.n, args.min_chrf)
+    print(f"{len(pairs)} candidates, {sum(r.chrf >= args.min_chrf for r in rows)} with chrF >= {args.min_chrf}")
+    print(json.dumps([r.to_dict() for r in chosen], indent=1, ensure_ascii=False))
+    if args.write:
+        update_card(args.checkpoint, {"everyday_examples": [r.to_dict() for r in chosen]})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

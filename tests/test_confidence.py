@@ -1,0 +1,85 @@
+"""The confidence line: computed from the probabilities the decoder produced; lower where the model guesses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from pages._ui.i18n import Translator
+from transformer.analysis import Source, analyse, max_new_tokens
+from transformer.checkpoint import load_checkpoint
+from transformer.corpus.real import load_real
+from transformer.decoding import translate_ids
+from transformer.inspection.confidence import ConfidenceLevel, confidence, produced_probs
+from transformer.layout import DEFAULT_CHECKPOINT
+
+pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shipped checkpoint is missing")
+
+
+@pytest.fixture(scope="module")
+def ckpt():
+    return load_checkpoint(DEFAULT_CHECKPOINT)
+
+
+def test_confidence_of_given_probabilities():
+    c = confidence([0.9, 0.5, 0.2, 1.0])
+    assert c.n_pieces == 4 and c.low_share == 0.25  # 0.2 < 0.5; 0.5 is not below
+    assert c.mean_log_prob == pytest.approx((math.log(0.9) + math.log(0.5) + math.log(0.2)) / 4)
+    assert c.geometric_mean_prob == pytest.approx((0.9 * 0.5 * 0.2) ** 0.25)
+    assert confidence([0.95, 0.9]).level is ConfidenceLevel.SURE
+    assert confidence([0.1, 0.2, 0.3]).level is ConfidenceLevel.UNSURE
+    assert confidence([]) is None and confidence([0.0]).mean_log_prob < -20  # a ruled-out piece stays finite
+    with pytest.raises(ValueError):
+        confidence([1.5])
+    with pytest.raises(ValueError):
+        confidence([0.5], threshold=1.0)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_the_line_reads_the_probabilities_the_decoder_produced(ckpt, beam):
+    text = "The file opens in a new window."
+    a = analyse(ckpt.model, ckpt.tokenizer, text, beam_size=beam)
+    source = Source.of(ckpt.tokenizer, text, ckpt.config.max_len)
+    decoded = translate_ids(ckpt.model, source.ids, beam_size=beam, max_new_tokens=max_new_tokens(source))
+    assert a.output_ids == decoded.tokens
+    expected = produced_probs(decoded.log_probs.float().numpy(), decoded.tokens)
+    np.testing.assert_allclose(a.output_probs, expected, rtol=1e-5)
+    if beam == 1:  # greedy produces the most probable piece at each step
+        np.testing.assert_allclose(a.output_probs, a.top_probs[:, 0], rtol=1e-5)
+    c = confidence(a.output_probs)
+    assert c.n_pieces == len(decoded.tokens)
+    assert c.mean_log_prob == pytest.approx(float(np.log(expected).mean()), rel=1e-5)
+    # greedy's sum of log-probabilities is the decoder's own score
+    if beam == 1:
+        assert c.mean_log_prob * c.n_pieces == pytest.approx(decoded.score, rel=1e-4)
+
+
+def test_lower_on_unseen_words_than_on_a_training_sentence(ckpt):
+    trained = next(s for s, _ in load_real("train", ("libreoffice",)) if 6 <= len(s.split()) <= 12)
+    unseen = "Zorblat quixxes the vrimmelig snorkwhistle behind the glonky pramfoot."
+    with torch.no_grad():
+        seen_c = confidence(analyse(ckpt.model, ckpt.tokenizer, trained).output_probs)
+        unseen_c = confidence(analyse(ckpt.model, ckpt.tokenizer, unseen).output_probs)
+    assert unseen_c.mean_log_prob < seen_c.mean_log_prob - 0.3
+    assert unseen_c.low_share > seen_c.low_share
+
+
+def test_the_catalogue_line_in_both_languages(ckpt):
+    from pages._ui.confidence import confidence_text
+
+    a = analyse(ckpt.model, ckpt.tokenizer, "The file opens in a new window.")
+    en, zh = confidence_text(a, Translator("en")), confidence_text(a, Translator("zh"))
+    n = len(a.output_ids)
+    assert en.startswith("Confidence: ") and f"of {n} pieces" in en
+    assert zh.startswith("置信度") and f"{n} 个子词" in zh
+
+
+def test_the_app_shows_the_line_beside_the_translation():
+    from apptest import app, node_text, run
+
+    at = run(app(text="The file opens in a new window."))
+    line = node_text(at.get_by_key("confidence"))
+    assert line.startswith("Confidence: ") and "pieces" in line

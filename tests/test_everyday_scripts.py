@@ -1,0 +1,53 @@
+"""The everyday scripts on a copy of the tiny checkpoint: they run, and --write merges their figures into the card."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+
+import pytest
+from conftest import ROOT
+
+from transformer.checkpoint import load_checkpoint
+from transformer.layout import SHIPPED_ROOT
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    out = tmp_path / "tiny"
+    shutil.copytree(SHIPPED_ROOT / "tiny", out, ignore=shutil.ignore_patterns("snapshots"))
+    return out
+
+
+def test_evaluate_everyday_writes_chrf_and_bleu(tiny):
+    assert _script("evaluate_everyday").main([str(tiny), "--limit", "4", "--write"]) == 0
+    report = load_checkpoint(tiny).card["everyday_eval"]
+    assert report["decoding"] == "greedy"
+    for split in ("everyday_dev", "everyday_test"):
+        assert report[split]["n_sentences"] == 4 and 0 <= report[split]["chrf"] <= 100 and "bleu" in report[split]
+
+
+def test_confidence_vs_chrf_correlates_and_writes(tiny, capsys):
+    m = _script("confidence_vs_chrf")
+    assert m.spearman([1.0, 2.0, 3.0, 4.0], [10.0, 20.0, 30.0, 45.0]) == pytest.approx(1.0)
+    import numpy as np
+
+    assert m.spearman(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == pytest.approx(-1.0)
+    assert m.spaced(list(range(10)), 3) == [0, 3, 6]
+    assert m.main([str(tiny), "--n", "8", "--corpus", "kde", "--write"]) == 0
+    entry = load_checkpoint(tiny).card["confidence"]["kde/test"]
+    assert entry["n_sentences"] == 8 and -1 <= entry["mean_log_prob_vs_chrf"]["spearman"] <= 1
+
+
+def test_everyday_examples_writes_what_pick_chose(tiny):
+    # the tiny model translates no everyday sentence well: with no chrF floor it still picks, by computation
+    assert _script("everyday_examples").main([str(tiny), "--n", "2", "--min-chrf", "0", "--write"]) == 0
+    examples = load_checkpoint(tiny).card["everyday_examples"]
+    assert len(examples) == 2 and all({"source", "translation", "reference", "chrf"} <= set(e) for e in examples)

@@ -1,0 +1,66 @@
+"""Everyday example sentences for the sidebar, chosen by computation on held-out text (never by hand).
+
+``scripts/everyday_examples.py`` translates the short held-out sentences of the everyday corpus (whole Wesnoth
+campaigns and GCompris activities the model never saw), scores each translation by sentence chrF against the
+reference, and keeps those :func:`pick` chooses; they go into the card as "everyday_examples", which
+:func:`card_examples` reads back for the sidebar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+MIN_WORDS, MAX_WORDS = 4, 10
+MIN_CHRF = 60.0  # a translation this close to the reference (sentence chrF) counts as translated well
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One held-out sentence, the model's translation, the reference, and how they compare."""
+
+    source: str
+    translation: str
+    reference: str
+    chrf: float  # sentence chrF of translation against reference
+    mean_log_prob: float  # the confidence line's mean log-probability per piece
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def everyday_like(text: str) -> bool:
+    """A short sentence a user might type: MIN_WORDS-MAX_WORDS words, a capital first and a final . ! or ?, and
+    no name (no capitalised word after the first, but "I"): no Deoran, no Wesnoth."""
+    words = text.split()
+    if not MIN_WORDS <= len(words) <= MAX_WORDS or not text[0].isupper() or text[-1] not in ".!?":
+        return False
+    return all(not w[:1].isupper() or w.strip(".,!?;:'\"") in ("I", "I'm", "I'll", "I've", "I'd") for w in words[1:])
+
+
+def pick(rows: list[Scored], n: int = 4, min_chrf: float = MIN_CHRF) -> list[Scored]:
+    """The n best-translated everyday-like sentences (chrF at least min_chrf; higher chrF, then higher confidence,
+    then shorter first), no two sharing their first two words."""
+    good = [r for r in rows if everyday_like(r.source) and r.chrf >= min_chrf]
+    good.sort(key=lambda r: (-r.chrf, -r.mean_log_prob, len(r.source), r.source))
+    out, starts = [], set()
+    for r in good:
+        start = " ".join(r.source.lower().split()[:2])
+        if start in starts:
+            continue
+        starts.add(start)
+        out.append(r)
+        if len(out) == n:
+            break
+    return out
+
+
+def card_examples(card: dict, n: int = 4) -> list[str]:
+    """The English sentences of a card's "everyday_examples" (scripts/everyday_examples.py --write), read
+    defensively: at most n, each a short non-empty string."""
+    entries = card.get("everyday_examples") if isinstance(card, dict) else None
+    out: list[str] = []
+    for e in entries if isinstance(entries, list) else []:
+        src = e.get("source") if isinstance(e, dict) else None
+        if isinstance(src, str) and src.strip() and len(src) <= 200 and src.strip() not in out:
+            out.append(src.strip())
+    return out[:n]

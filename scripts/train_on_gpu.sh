@@ -11,13 +11,14 @@
 # the everyday dev campaign (scripts/evaluate_everyday.py) is packed, with every log and score, into
 # PACKDIR/pack.tar.NN parts of 15 MiB (the device tool brings back at most 8 files of 16 MiB, 64 MiB in all).
 # Rejoin here with: cat pack.tar.* | tar x -C DIR
+# A dry run on a CPU: TRAIN_ARGS="--steps 2 --batch-tokens 1000 --no-evaluate" EVAL_ARGS="--limit 4" bash ...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$1; pack=$2; shift 2
 mkdir -p "$out" "$pack"
 export PYTHONUNBUFFERED=1
 for p in "$@"; do
-  (python3 -m transformer train --preset "$p" --out "$out/$p" --quiet >"$out/$p.log" 2>&1; echo "rc=$?" >>"$out/$p.log") &
+  (python3 -m transformer train --preset "$p" --out "$out/$p" --quiet ${TRAIN_ARGS:-} >"$out/$p.log" 2>&1; echo "rc=$?" >>"$out/$p.log") &
 done
 wait
 best=""; best_chrf=-1
@@ -33,7 +34,7 @@ save_file({k: v.to(torch.float16) if v.is_floating_point() else v for k, v in st
 PY
 done
 for p in "$@"; do
-  case $p in en-fr*) python3 scripts/evaluate_everyday.py "$out/$p" --splits dev >"$out/$p.dev.txt" 2>&1 & ;; esac
+  case $p in en-fr*) python3 scripts/evaluate_everyday.py "$out/$p" --splits dev ${EVAL_ARGS:-} >"$out/$p.dev.txt" 2>&1 & ;; esac
 done
 wait
 keep=()

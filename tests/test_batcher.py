@@ -306,6 +306,7 @@ def test_the_serving_package_does_not_import_streamlit_or_ray():
     assert out.stdout.split() == ["False", "False"]
 
 
+@pytest.mark.slow
 def test_five_sessions_through_the_protocol_get_the_serial_answers_through_the_batcher():
     """bench_load at N=5 with the batcher on: each session sees its own serial translation, and no other."""
     code = (

@@ -228,6 +228,7 @@ def test_memo_computes_once_per_arguments(shipped):
 TEXT = "the dog is near the house and it is small ."  # beam 1 and beam 4 translate it differently
 
 
+@pytest.mark.slow
 def test_two_sessions_with_beam_1_and_beam_4_each_get_their_own_snapshot_map():
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     model = ckpt.model.eval()

@@ -100,6 +100,7 @@ def test_missing_files_and_bad_tokenizer(trained_checkpoint, tmp_path):
         load_checkpoint(tmp_path / "nowhere")
 
 
+@pytest.mark.slow
 def test_package_imports_without_streamlit_or_plotly():
     import pkgutil
 

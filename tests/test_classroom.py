@@ -171,6 +171,7 @@ def test_odd_input_gets_a_clear_note_and_never_an_exception(text, expect):
         assert EN("sentence.translation_guess") not in caption
 
 
+@pytest.mark.slow
 @shipped
 def test_memory_stops_growing_once_the_caches_are_full(monkeypatch):
     monkeypatch.setenv("TRANSFORMER_CACHE_ENTRIES", "16")
@@ -211,6 +212,7 @@ def test_memory_stops_growing_once_the_caches_are_full(monkeypatch):
     assert len(mains) <= 2
 
 
+@pytest.mark.slow
 def test_load_bench_with_five_sessions_is_correct_without_cross_talk():
     code = "import sys; sys.path.insert(0, 'bench'); import bench_load as b; r = b.run(5);print(r.correct, r.crosstalk)"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

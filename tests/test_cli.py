@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import run_cli
 
 from transformer.checkpoint import load_checkpoint
@@ -46,6 +47,7 @@ def test_translate_json_has_pieces_and_attention_of_the_right_shapes(trained_che
         assert rec["translation"] == tokenizer.sp.decode_pieces(produced) != ""
 
 
+@pytest.mark.slow
 def test_translate_reads_stdin_and_skips_empty_lines(trained_checkpoint):
     res = run_cli(
         "translate",

@@ -231,6 +231,7 @@ def test_real_repeat_weights_a_corpus_and_refuses_unknown_names():
         load_training_examples(dataclasses.replace(base, real_repeat=(("kde", 2),)))
 
 
+@pytest.mark.slow
 def test_init_from_float16_snapshots_and_resume(tmp_path):
     start = tmp_path / "start"
     Trainer(dataclasses.replace(TINY, steps=3, snapshot_steps=()), start).train()

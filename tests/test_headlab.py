@@ -142,6 +142,7 @@ def test_head_lab_pages_render_and_measure():
     assert at.session_state["explorer_tab"] == "overview"  # the browser test follows the link
 
 
+@pytest.mark.slow
 @shipped
 def test_ablation_ranks_heads_and_names_bystanders():
     at = run(app("headlab", lab_tab="ablation"))

@@ -193,6 +193,7 @@ def marks(at) -> str:
     return node_text(at.get_by_key("hlab_roles_found"))
 
 
+@pytest.mark.slow
 @shipped
 def test_the_research_tabs_render_on_the_default_model():
     at = run(app("headlab", lab_tab="hlab.roles"))
@@ -232,6 +233,7 @@ def tiny_marian_root(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow
 def test_the_research_tabs_render_on_a_tiny_random_marian_import(tiny_marian_root, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tiny_marian_root))
     text = "The dog was too tired, so it stayed home."

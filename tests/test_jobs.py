@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 from conftest import ROOT
 
 from transformer import jobs
@@ -43,6 +44,7 @@ def test_probing_never_takes_the_lock(tmp_path):
     assert not jobs.running(tmp_path)
 
 
+@pytest.mark.slow
 def test_a_child_started_while_others_probe_is_never_refused(tmp_path):
     path = jobs.lock_path(tmp_path)
     path.parent.mkdir(parents=True)

@@ -354,6 +354,7 @@ def test_which_imports_the_coreference_probe_applies_to():
     assert coreference_applies({"evaluation": {}})  # ours always
 
 
+@pytest.mark.slow
 def test_pickle_only_folder_reads_through_weights_only(marian_src, hf_model, tmp_path):
     folder = tmp_path / "pickled"
     shutil.copytree(marian_src, folder)
@@ -521,6 +522,7 @@ def imported_6x8(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_every_page_renders_on_an_imported_marian_of_the_papers_shape(imported_6x8, monkeypatch):
     from apptest import app, figures, run
 

@@ -17,6 +17,8 @@ from transformer.layout import DEFAULT_CHECKPOINT
 from transformer.serving import backend_from_env
 from transformer.serving.ray_serve import RayClient, RemoteAnalysisError, deploy
 
+pytestmark = pytest.mark.slow  # Ray starts a cluster
+
 
 @pytest.fixture(scope="module")
 def client():

@@ -83,6 +83,7 @@ def test_the_gimp_figure_covers_the_whole_manual(name):
         assert full["goals"]["gimp_chrf"]["greedy"] == gimp["chrf"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MEASURED)
 def test_sample_figures_reproduce(name):
     ckpt = load_checkpoint(SHIPPED_ROOT / name)

@@ -154,6 +154,7 @@ def test_optimizer_state_is_keyed_by_parameter_name(tmp_path):
         load_optimizer_state(other, torch.optim.Adam(other.parameters()), wrong_shape, torch.device("cpu"))
 
 
+@pytest.mark.slow
 def test_killed_cli_run_resumes_from_its_last_checkpoint(tmp_path):
     out = tmp_path / "killed"
     proc = subprocess.Popen(
@@ -213,6 +214,7 @@ def test_two_runs_into_one_folder_are_refused(tmp_path):
         t.join()
 
 
+@pytest.mark.slow
 def test_bring_your_own_corpus_and_malformed_lines(tmp_path):
     data = tmp_path / "mine.tsv"
     data.write_text("hello world\tbonjour le monde\nthe cat\tle chat\n" * 20, encoding="utf-8")
@@ -229,6 +231,7 @@ def test_bring_your_own_corpus_and_malformed_lines(tmp_path):
     assert "line 2" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_torchrun_two_processes_keep_replicas_equal(tmp_path):
     out = tmp_path / "ddp"
     res = subprocess.run(

@@ -40,6 +40,7 @@ def test_a_bad_tsv_is_refused_with_its_line_numbers():
     assert jobs.validate_tsv(b"\n\n")[1] == ["no sentence pairs"]
 
 
+@pytest.mark.slow
 def test_train_a_tiny_model_from_the_page_and_open_it(root):
     at = run(app("training", tr_preset="tiny"))
     assert not at.get("plotly_chart")
@@ -82,6 +83,7 @@ def test_train_a_tiny_model_from_the_page_and_open_it(root):
         jobs.start(root, "mine", ["--preset", "tiny", "--steps", "5"], 5)
 
 
+@pytest.mark.slow
 def test_a_second_start_while_a_run_goes_is_refused_and_stop_keeps_what_was_saved(root):
     jobs.start(root, "long", ["--preset", "tiny", "--steps", "100000", "--snapshots", "0"], 100000)
     _wait(root, {"running"})

@@ -158,28 +158,13 @@ class Tokenizer(TokenizerBase):
             raise TokenizerError(f"tokenizer special ids are {ids}, expected (0, 1, 2, 3)")
 
     @classmethod
-    def train(cls, sentences: Iterable[str], vocab_size: int = 1000, model_type: str = "bpe") -> Tokenizer:
-        """Train a sentencepiece model on sentences (source and target together)."""
-        buffer = io.BytesIO()
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(sentences),
-            model_writer=buffer,
-            vocab_size=vocab_size,
-            model_type=model_type,
-            character_coverage=1.0,
-            pad_id=PAD_ID,
-            unk_id=UNK_ID,
-            bos_id=BOS_ID,
-            eos_id=EOS_ID,
-            pad_piece="<pad>",
-            unk_piece="<unk>",
-            bos_piece="<s>",
-            eos_piece="</s>",
-            hard_vocab_limit=False,
-            minloglevel=2,
-            num_threads=2,
-        )
-        return cls.from_bytes(buffer.getvalue())
+    def train(
+        cls, sentences: Iterable[str], vocab_size: int = 1000, model_type: str = "bpe", character_coverage: float = 1.0
+    ) -> Tokenizer:
+        """Train a sentencepiece model on sentences (source and target together). character_coverage: the share of
+        the characters the pieces cover (sentencepiece advises 0.9995 for Chinese, whose rarest characters would
+        otherwise each take a piece of their own)."""
+        return cls.from_bytes(_train_spm(sentences, vocab_size, model_type, character_coverage))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Tokenizer:
@@ -213,6 +198,57 @@ class Tokenizer(TokenizerBase):
 
     def encode_with_offsets(self, text: str) -> list[tuple[int, str, int, int]]:
         return [(p.id, p.piece, b, e) for p, b, e in _offsets(self.sp, text)]
+
+
+def _train_spm(sentences: Iterable[str], vocab_size: int, model_type: str, character_coverage: float) -> bytes:
+    """A serialized sentencepiece model trained on sentences, with pad=0, unk=1, bos=2, eos=3."""
+    buffer = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences),
+        model_writer=buffer,
+        vocab_size=vocab_size,
+        model_type=model_type,
+        character_coverage=character_coverage,
+        pad_id=PAD_ID,
+        unk_id=UNK_ID,
+        bos_id=BOS_ID,
+        eos_id=EOS_ID,
+        pad_piece="<pad>",
+        unk_piece="<unk>",
+        bos_piece="<s>",
+        eos_piece="</s>",
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=2,
+    )
+    return buffer.getvalue()
+
+
+def train_separate(
+    sources: Iterable[str],
+    targets: Iterable[str],
+    vocab_size: int,
+    tgt_vocab_size: int,
+    target_character_coverage: float = 0.9995,
+    model_type: str = "bpe",
+) -> MarianTokenizer:
+    """A source sentencepiece model and a target one, each trained on its own side (the target's with
+    target_character_coverage: 0.9995 for Chinese), as a tokenizer with separate vocabularies.
+
+    It is stored in the files an opus-mt model with separate vocabularies uses (source.spm, target.spm,
+    vocab.json, target_vocab.json; see transformer/layout.py), each vocabulary mapping a piece to its
+    sentencepiece id, so pad=0, unk=1, bos=2 (the decoder's start), eos=3 on both sides and a checkpoint
+    loads it as any other with separate vocabularies.
+    """
+    src = _train_spm(sources, vocab_size, model_type, 1.0)
+    tgt = _train_spm(targets, tgt_vocab_size, model_type, target_character_coverage)
+
+    def vocab(data: bytes, name: str) -> dict[str, int]:
+        sp = _processor(data, name)
+        return {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+
+    v_src, v_tgt = vocab(src, SOURCE_SPM), vocab(tgt, TARGET_SPM)
+    return MarianTokenizer(src, tgt, v_src, len(v_src), BOS_ID, v_tgt, len(v_tgt))
 
 
 def _offsets(sp: spm.SentencePieceProcessor, text: str):

@@ -498,13 +498,15 @@ def heldout_only(pairs: Iterable[RealPair], exclude: set[str]) -> list[RealPair]
 # ---------------------------------------------------------------- committed files
 DATA_DIR = Path(__file__).parent / "data"
 HEADER = "source\tpage\tsplit\ten\tfr"
+HEADER_ZH = "source\tpage\tsplit\ten\tzh"  # the English → Chinese corpora (data/zh/)
+HEADERS = (HEADER, HEADER_ZH)
 
 
-def write_pairs(path: str | Path, pairs: Iterable[tuple[str, RealPair]]) -> int:
+def write_pairs(path: str | Path, pairs: Iterable[tuple[str, RealPair]], header: str = HEADER) -> int:
     """Write (split, pair) rows as gzip TSV (fixed mtime, so a rebuild gives the same bytes)."""
     n = 0
     with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
-        gz.write((HEADER + "\n").encode())
+        gz.write((header + "\n").encode())
         for split, p in pairs:
             gz.write(f"{p.source}\t{p.page}\t{split}\t{clean(p.src)}\t{clean(p.tgt)}\n".encode())
             n += 1
@@ -521,7 +523,7 @@ def read_pairs(path: str | Path, split: str | None = None) -> list[RealPair]:
     try:
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             header = fh.readline().rstrip("\n")
-            if header != HEADER:
+            if header not in HEADERS:
                 raise RealCorpusError(f"{path}: expected header {HEADER!r}, found {header[:80]!r}")
             for lineno, line in enumerate(fh, start=2):
                 parts = line.rstrip("\n").split("\t")
@@ -536,8 +538,11 @@ def read_pairs(path: str | Path, split: str | None = None) -> list[RealPair]:
 
 
 def real_files() -> dict[str, Path]:
-    """The committed corpus files by name."""
-    return {p.name.split(".")[0]: p for p in sorted(DATA_DIR.glob("*.tsv.gz"))}
+    """The committed corpus files by name: English → French ones by their name (libreoffice), English → Chinese
+    ones under zh/ (zh/libreoffice)."""
+    files = {p.name.split(".")[0]: p for p in sorted(DATA_DIR.glob("*.tsv.gz"))}
+    files.update({"zh/" + p.name.split(".")[0]: p for p in sorted(DATA_DIR.glob("zh/*.tsv.gz"))})
+    return files
 
 
 def load_real(split: str, names: Iterable[str] = ("libreoffice", "handbook")) -> list[tuple[str, str]]:

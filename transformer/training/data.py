@@ -54,7 +54,7 @@ class TrainingData:
         self.alignments: list[list[Alignment]] = []
         for ex in examples:
             src, tgt = source_target(ex)
-            x, y = tokenizer.encode(src), tokenizer.encode(tgt)
+            x, y = tokenizer.encode(src), tokenizer.encode_target(tgt)
             if not (0 < len(x) < config.max_len and 0 < len(y) < config.max_len):
                 continue
             self.pairs.append((x, y))

@@ -29,7 +29,7 @@ from ..config import TransformerConfig
 from ..layout import OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
 from ..model import Transformer
 from ..options import CallOptions
-from ..tokenizer import Tokenizer
+from ..tokenizer import Tokenizer, TokenizerBase, train_separate
 from ..vocabulary import Vocabulary, training_vocabulary
 from .alignment import alignment_loss
 from .callbacks import CheckpointKind, TrainCallback, TrainEvent
@@ -121,7 +121,7 @@ class Trainer:
         # built by train() (_prepare), under the folder's lock
         self.model: Transformer | None = None
         self.train_model: torch.nn.Module | None = None  # the model, or its DistributedDataParallel wrapper
-        self.tokenizer: Tokenizer | None = None
+        self.tokenizer: TokenizerBase | None = None
         self.vocabulary: Vocabulary | None = None
         self.data: TrainingData | None = None
         self.batches: BatchStream | None = None
@@ -168,10 +168,20 @@ class Trainer:
         else:
             torch.manual_seed(cfg.seed)
             pairs = (source_target(ex) for ex in examples)
-            self.tokenizer = Tokenizer.train((s for pair in pairs for s in pair), vocab_size=cfg.vocab_size)
-            model_cfg = TransformerConfig.preset(
-                cfg.model_preset, vocab_size=self.tokenizer.vocab_size, **cfg.model_overrides
-            )
+            if cfg.tgt_vocab_size:  # a sentencepiece model and a vocabulary for each side
+                pairs = [source_target(ex) for ex in {id(ex): ex for ex in examples}.values()]
+                self.tokenizer = train_separate(
+                    (s for s, _ in pairs),
+                    (t for _, t in pairs),
+                    cfg.vocab_size,
+                    cfg.tgt_vocab_size,
+                    cfg.tgt_character_coverage,
+                )
+                sizes = dict(vocab_size=self.tokenizer.vocab_size, tgt_vocab_size=self.tokenizer.target_vocab_size)
+            else:
+                self.tokenizer = Tokenizer.train((s for pair in pairs for s in pair), vocab_size=cfg.vocab_size)
+                sizes = dict(vocab_size=self.tokenizer.vocab_size)
+            model_cfg = TransformerConfig.preset(cfg.model_preset, **sizes, **cfg.model_overrides)
             self.model = Transformer(model_cfg)
         self.model.to(self.device).train()
         self.data = TrainingData(examples, self.tokenizer, cfg, self.rank, self.world_size)

@@ -1,0 +1,148 @@
+"""Rebuild the committed English → 简体中文 corpus (transformer/corpus/data/zh/) from Debian packages.
+
+    sudo python3 scripts/build_zh_corpus.py            # apt-get download + dpkg -x into a temp folder
+    python3 scripts/build_zh_corpus.py --debs DIR      # the .deb files already downloaded into DIR
+
+It never installs anything: ``apt-get download`` fetches the .deb files and ``dpkg -x`` unpacks each into its
+own folder (see transformer/corpus/chinese.py for the Chinese rules). Three files:
+
+- ``libreoffice.tsv.gz``: LibreOffice help, en-US beside zh-CN, aligned by paragraph id, split by page (a hash);
+- ``everyday.tsv.gz``: Wesnoth 1.16's zh_CN catalogues (dialogue and narration), split by whole campaign
+  (dev: The Sceptre of Fire; test: The South Guard + The Hammer of Thursagan; the rest train), as the French
+  everyday corpus;
+- ``gimp.tsv.gz``: the GIMP manual (en beside zh_CN), section by section: test only, never trained on; none of
+  its English is in any training split.
+
+Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
+reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from transformer.corpus import chinese as C  # noqa: E402
+from transformer.corpus import everyday as E  # noqa: E402
+from transformer.corpus import real  # noqa: E402
+
+OUT = real.DATA_DIR / "zh"
+PACKAGES = (
+    "libreoffice-help-en-us",
+    "libreoffice-help-zh-cn",
+    *E.WESNOTH_PACKAGES,
+    "gimp-help-en",
+    "gimp-help-zh-cn",
+)
+
+
+def download(debs: Path) -> None:
+    """apt-get download of every package into debs/ (no install)."""
+    debs.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True)
+
+
+def unpack(debs: Path, workdir: Path) -> dict[str, str]:
+    """dpkg -x of every package's .deb into workdir/<package>/; returns {package: version}."""
+    versions = {}
+    for name in PACKAGES:
+        found = sorted(debs.glob(f"{name}_*.deb"))
+        if not found:
+            raise SystemExit(f"no {name}_*.deb in {debs}")
+        subprocess.run(["dpkg", "-x", str(found[-1]), str(workdir / name)], check=True)
+        versions[name] = subprocess.run(
+            ["dpkg-deb", "-f", str(found[-1]), "Version"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    return versions
+
+
+def _licences(root: Path, package: str) -> list[str]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_build_real", ROOT / "scripts" / "build_real_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._licences(root, package)
+
+
+def _stats(pairs: list, splits: dict) -> dict:
+    return {
+        "aligned_pairs": len(pairs),
+        "unique_english": len({C.dedup_key(p.src) for p in pairs}),
+        "by_split": {s: len(v) for s, v in splits.items()},
+        "pages_by_split": {s: len({p.page for p in v}) for s, v in splits.items()},
+        "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in splits.items()},
+        "chinese_characters_by_split": {s: sum(len(C.dedup_key(p.tgt)) for p in v) for s, v in splits.items()},
+    }
+
+
+def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
+    lo = list(
+        C.extract_pages_zh(
+            workdir / "libreoffice-help-en-us" / real.LIBREOFFICE_EN,
+            workdir / "libreoffice-help-zh-cn" / C.LIBREOFFICE_ZH,
+            "libreoffice",
+        )
+    )
+    wesnoth = [p for name in E.WESNOTH_PACKAGES for p in C.extract_wesnoth_zh(workdir / name)]
+    gi = list(
+        C.extract_pages_zh(workdir / "gimp-help-en" / real.GIMP_EN, workdir / "gimp-help-zh-cn" / C.GIMP_ZH, "gimp")
+    )
+
+    lo_splits = C.split_by_page_zh(lo)
+    everyday_splits = C.split_by_page_zh(wesnoth, split_of=lambda p: E.HELD_OUT.get(p.page, "train"))
+    # no held-out English of one corpus in the other's training split; none of either's training English held out
+    heldout = {C.dedup_key(p.src) for sp in (lo_splits, everyday_splits) for s in ("dev", "test") for p in sp[s]}
+    for sp in (lo_splits, everyday_splits):
+        sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in heldout]
+    trained = {p.src for sp in (lo_splits, everyday_splits) for p in sp["train"]}
+    gimp = C.heldout_only_zh(gi, trained)
+
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict = {"packages": versions, "licences": C.LICENCES, "files": {}}
+    for name, pairs, splits in (("libreoffice", lo, lo_splits), ("everyday", wesnoth, everyday_splits)):
+        real.write_pairs(out / f"{name}.tsv.gz", [(s, p) for s in real.SPLITS for p in splits[s]], real.HEADER_ZH)
+        manifest["files"][f"{name}.tsv.gz"] = {**_stats(pairs, splits), "licence": C.LICENCES[name]}
+    real.write_pairs(out / "gimp.tsv.gz", [("test", p) for p in gimp], real.HEADER_ZH)
+    manifest["files"]["gimp.tsv.gz"] = {
+        **_stats(gi, {"test": gimp}),
+        "licence": C.LICENCES["gimp"],
+        "use": "out-of-source test only; never trained on",
+    }
+    manifest["files"]["libreoffice.tsv.gz"]["split"] = (
+        "by page: sha1(libreoffice:page) < 0.04 → test, < 0.06 → dev, else train"
+    )
+    manifest["files"]["everyday.tsv.gz"]["split"] = (
+        "Wesnoth by whole campaign (dev: wesnoth-sof; test: wesnoth-tsg, wesnoth-thot; the rest train)"
+    )
+    manifest["files"]["everyday.tsv.gz"]["pairs_by_catalogue"] = {
+        c: sum(p.page == c for p in wesnoth) for c in sorted({p.page for p in wesnoth})
+    }
+    manifest["licences_by_package"] = {p: _licences(workdir / p, p) for p in PACKAGES}
+    (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        debs = args.debs or Path(tmp) / "debs"
+        if args.debs is None:
+            download(debs)
+        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp)))
+    print(json.dumps({k: v["by_split"] for k, v in manifest["files"].items()}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

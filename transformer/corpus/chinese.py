@@ -1,0 +1,250 @@
+"""English → 简体中文 parallel text from Debian packages: the Chinese forms of alignment, de-duplication,
+the "reads as English" filter and the split by page.
+
+Chinese is written without spaces, so the French rules (:mod:`transformer.corpus.real`) do not carry over:
+
+- sentences end at 。！？ (or a full-width ；), not at ". " before a capital (:func:`zh_sentences`);
+- a paragraph pair is cut into sentence pairs when the English and the Chinese have as many sentences
+  (:func:`split_paragraph_zh`);
+- a target "reads as English" (untranslated) when under a third of its letters are CJK characters
+  (:func:`cjk_share`, :func:`reads_as_chinese`);
+- the whitespace inside Chinese text is an artefact of line breaks in the source files: a space between two
+  CJK characters is removed (:func:`normalise_zh`), and de-duplication compares texts without any
+  whitespace (:func:`dedup_key`);
+- a held-out pair is sentence-like by Chinese measures (:func:`sentence_like_zh`): Chinese takes about a third
+  of the characters English does.
+
+Sources (``scripts/build_zh_corpus.py`` downloads and unpacks them and records the versions):
+
+- LibreOffice help (``libreoffice-help-en-us`` / ``libreoffice-help-zh-cn``, MPL-2.0): paragraphs aligned
+  by their ``par_id`` / ``hd_id`` (:func:`align_by_id_zh`), split by page;
+- Wesnoth 1.16 (core data and every campaign; GPL-2+): the ``zh_CN`` gettext catalogues, dialogue and
+  narration, split by whole campaign (dev: Sceptre of Fire; test: South Guard + Hammer of Thursagan), as
+  the French everyday corpus;
+- the GIMP manual (``gimp-help-en`` / ``gimp-help-zh-cn``, GFDL-1.2), aligned section by section: the
+  out-of-source test, never trained on.
+
+No network, no Debian tools: these functions read unpacked folders or strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from .real import (
+    _LETTER,
+    SPLITS,
+    RealPair,
+    clean,
+    page_split,
+    paragraphs_by_anchor,
+    paragraphs_by_id,
+    read_catalogue,
+    sentences,
+)
+
+LIBREOFFICE_ZH = "usr/share/libreoffice/help/zh-CN"
+GIMP_ZH = "usr/share/gimp/2.0/help/zh_CN"
+WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
+
+LICENCES = {
+    "libreoffice": "MPL-2.0 (LibreOffice help, The Document Foundation and its Chinese translators)",
+    "everyday": "GPL-2.0-or-later (Battle for Wesnoth 1.16, its campaigns' authors and the Simplified Chinese "
+    "translation team)",
+    "gimp": "GFDL-1.2 (GNU Image Manipulation Program User Manual, the GIMP Documentation Team)",
+}
+
+# CJK Unified Ideographs (with extension A) and the compatibility block: what "a Chinese character" means here
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_ZH_SENTENCE_END = re.compile(r"(?<=[。！？；])(?![」』”’）)])|(?<=[。！？；][」』”’）)])")
+_SPACE_BETWEEN_CJK = re.compile(
+    r"(?<=[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef])\s+"
+    r"(?=[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef])"
+)
+_ZH_FINAL = "。！？：.!?:"
+
+
+def cjk_share(text: str) -> float:
+    """The share of CJK characters among the letters of text (0 when it has none)."""
+    letters = _LETTER.findall(text)
+    return sum(bool(_CJK.match(c)) for c in letters) / len(letters) if letters else 0.0
+
+
+def reads_as_chinese(text: str, minimum: float = 1 / 3) -> bool:
+    """Whether text is Chinese rather than untranslated English: at least `minimum` of its letters are CJK
+    characters (a Chinese sentence keeps English names and menu entries: "选择 文件 ▸ 打开" is still Chinese)."""
+    return cjk_share(text) >= minimum
+
+
+def normalise_zh(text: str) -> str:
+    """Whitespace collapsed, and none left between two CJK characters or full-width punctuation marks."""
+    return _SPACE_BETWEEN_CJK.sub("", clean(text))
+
+
+def dedup_key(text: str) -> str:
+    """What two texts that differ only in whitespace share (Chinese needs none)."""
+    return re.sub(r"\s+", "", text)
+
+
+def zh_sentences(text: str) -> list[str]:
+    """A Chinese paragraph cut after 。！？ or ；(a closing quote or bracket stays with its sentence)."""
+    return [s.strip() for s in _ZH_SENTENCE_END.split(text) if s.strip()]
+
+
+def split_paragraph_zh(src: str, tgt: str) -> list[tuple[str, str]]:
+    """Sentence pairs when the English and the Chinese have as many sentences, else the paragraph pair."""
+    src, tgt = clean(src), normalise_zh(tgt)
+    a, b = sentences(src), zh_sentences(tgt)
+    return list(zip(a, b)) if len(a) == len(b) else [(src, tgt)]
+
+
+def align_by_id_zh(en_html: str, zh_html: str) -> list[tuple[str, str]]:
+    """Pairs of one LibreOffice page: the k-th occurrence of an id in English with the k-th in Chinese."""
+    zh: dict[tuple[str, int], str] = {}
+    seen: dict[str, int] = {}
+    for key, text in paragraphs_by_id(zh_html):
+        seen[key] = seen.get(key, 0) + 1
+        zh[(key, seen[key])] = text
+    out, seen = [], {}
+    for key, text in paragraphs_by_id(en_html):
+        seen[key] = seen.get(key, 0) + 1
+        other = zh.get((key, seen[key]))
+        if other:
+            out.extend(split_paragraph_zh(text, other))
+    return out
+
+
+def align_by_anchor_zh(en_html: str, zh_html: str) -> list[tuple[str, str]]:
+    """Pairs of one GIMP page: under each stable id in both languages, the paragraphs in order where both
+    have as many (real.align_by_anchor's rule, Chinese sentences)."""
+    a, b = paragraphs_by_anchor(en_html), paragraphs_by_anchor(zh_html)
+    out = []
+    for anchor, xs in a.items():
+        ys = b.get(anchor)
+        if ys and len(xs) == len(ys):
+            out.extend(p for x, y in zip(xs, ys) for p in split_paragraph_zh(x, y))
+    return out
+
+
+def extract_pages_zh(en_root: str | Path, zh_root: str | Path, source: str) -> Iterator[RealPair]:
+    """Every aligned pair of the pages present under both roots, sorted by path: LibreOffice's .xhp-rendered
+    .html pages by id ("libreoffice"), the GIMP manual's by section ("gimp")."""
+    en_root, zh_root = Path(en_root), Path(zh_root)
+    align = align_by_id_zh if source == "libreoffice" else align_by_anchor_zh
+    for en_page in sorted(p for p in en_root.rglob("*.html") if p.is_file()):
+        rel = en_page.relative_to(en_root).as_posix()
+        zh_page = zh_root / rel
+        if not zh_page.is_file():
+            continue
+        en = en_page.read_text(encoding="utf-8", errors="replace")
+        zh = zh_page.read_text(encoding="utf-8", errors="replace")
+        for src, tgt in align(en, zh):
+            yield RealPair(source, rel, src, tgt)
+
+
+# ---------------------------------------------------------------- gettext catalogues (Wesnoth)
+# A format directive, markup or a placeholder (everyday.UNSAFE's rule)
+_UNSAFE = re.compile(r"%|[{}<>$\[\]\\@]|&\w*;?|https?:|www\.|\|")
+_CONTEXT = re.compile(r"^[\w .-]{1,40}\^")
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u2026": "...", "\u202f": " "})
+
+
+def message_pairs_zh(src: str, tgt: str, max_words: int = 60) -> list[tuple[str, str]]:
+    """The (English, Chinese) pairs one translated message gives: none when either side has a format directive,
+    markup or a placeholder, or the Chinese does not read as Chinese; otherwise its lines paired when both sides
+    have as many, each cut into sentences when both have as many. Pairs longer than max_words English words,
+    without a letter, or with a Chinese side of implausible length (under 0.1 or over 1.5 characters per English
+    character) are dropped."""
+    src = _CONTEXT.sub("", src.split("\x04", 1)[-1])
+    if not src.strip() or not tgt.strip() or _UNSAFE.search(src) or _UNSAFE.search(tgt):
+        return []
+    a = [clean(x.translate(_TYPOGRAPHY)) for x in src.splitlines() if x.strip()]
+    b = [normalise_zh(x) for x in tgt.splitlines() if x.strip()]
+    paragraphs = list(zip(a, b)) if len(a) == len(b) else [(" ".join(a), "".join(b))]
+    out = []
+    for p_src, p_tgt in paragraphs:
+        for s, t in split_paragraph_zh(p_src, p_tgt):
+            if not s or not t or not _LETTER.search(s) or len(s.split()) > max_words:
+                continue
+            if not reads_as_chinese(t) or not 0.1 <= len(t) / len(s) <= 1.5:
+                continue
+            out.append((s, t))
+    return out
+
+
+def catalogue_pairs_zh(data: bytes, page: str, source: str) -> list[RealPair]:
+    """Every pair of a gettext catalogue (.mo bytes), in msgid order."""
+    return [
+        RealPair(source, page, s, t)
+        for key, value in sorted(read_catalogue(data, page).items())
+        for s, t in message_pairs_zh(key, value)
+    ]
+
+
+def extract_wesnoth_zh(package_root: str | Path) -> list[RealPair]:
+    """The pairs of each zh_CN catalogue a Wesnoth package ships; the page is the catalogue's name."""
+    out = []
+    for path in sorted((Path(package_root) / WESNOTH_LOCALE_ZH).glob("*.mo")):
+        out.extend(catalogue_pairs_zh(path.read_bytes(), path.stem, "wesnoth"))
+    return out
+
+
+# ---------------------------------------------------------------- filters and the split
+def sentence_like_zh(src: str, tgt: str) -> bool:
+    """A translated sentence: 4-60 English words, a capital first and a final . ! ? or :, a Chinese side that
+    reads as Chinese, ends as a sentence (。！？：or ASCII . ! ? :) and has 0.15-0.9 characters per English
+    character (whitespace not counted)."""
+    w = src.split()
+    if not 4 <= len(w) <= 60 or not reads_as_chinese(tgt):
+        return False
+    if not src[0].isupper() or src[-1] not in ".!?:" or tgt[-1] not in _ZH_FINAL:
+        return False
+    if len(_LETTER.findall(src)) < 0.6 * len(src.replace(" ", "")):
+        return False
+    return 0.15 <= len(dedup_key(tgt)) / len(dedup_key(src)) <= 0.9
+
+
+def keep_pair(p: RealPair) -> bool:
+    """A pair worth training on: English with a letter, Chinese that reads as Chinese."""
+    return bool(_LETTER.search(p.src)) and reads_as_chinese(p.tgt)
+
+
+def split_by_page_zh(
+    pairs: Iterable[RealPair],
+    dev_share: float = 0.02,
+    test_share: float = 0.04,
+    split_of=None,
+) -> dict[str, list[RealPair]]:
+    """De-duplicated pairs by split (by page: split_of(pair), default a hash of its page, real.page_split).
+    Within a split each English text is kept once (its first Chinese), compared without whitespace; pairs whose
+    Chinese does not read as Chinese are dropped; a held-out English text that also occurs in training is dropped
+    from the held-out split, and held-out splits keep sentence-like pairs only."""
+    split_of = split_of or (lambda p: page_split(p.source, p.page, dev_share, test_share))
+    by_split: dict[str, list[RealPair]] = {s: [] for s in SPLITS}
+    seen: dict[str, set[str]] = {s: set() for s in SPLITS}
+    for p in pairs:
+        if not keep_pair(p):
+            continue
+        s, key = split_of(p), dedup_key(p.src)
+        if key not in seen[s]:
+            seen[s].add(key)
+            by_split[s].append(p)
+    for s in ("dev", "test"):
+        keep = [p for p in by_split[s] if dedup_key(p.src) not in seen["train"]]
+        by_split[s] = [p for p in keep if sentence_like_zh(p.src, p.tgt)]
+    return by_split
+
+
+def heldout_only_zh(pairs: Iterable[RealPair], exclude: set[str]) -> list[RealPair]:
+    """An out-of-source test set: sentence-like pairs, each English text once, none whose English training saw
+    (compared without whitespace)."""
+    out, seen = [], {dedup_key(x) for x in exclude}
+    for p in pairs:
+        key = dedup_key(p.src)
+        if key in seen or not sentence_like_zh(p.src, p.tgt):
+            continue
+        seen.add(key)
+        out.append(p)
+    return out

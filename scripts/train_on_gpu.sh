@@ -18,7 +18,8 @@ out=$1; pack=$2; shift 2
 mkdir -p "$out" "$pack"
 export PYTHONUNBUFFERED=1
 for p in "$@"; do
-  (python3 -m transformer train --preset "$p" --out "$out/$p" --quiet ${TRAIN_ARGS:-} >"$out/$p.log" 2>&1; echo "rc=$?" >>"$out/$p.log") &
+  probe=""; case $p in en-fr*) probe="--probe" ;; esac  # the coreference probe at every snapshot
+  (python3 -m transformer train --preset "$p" --out "$out/$p" --quiet $probe ${TRAIN_ARGS:-} >"$out/$p.log" 2>&1; echo "rc=$?" >>"$out/$p.log") &
 done
 wait
 best=""; best_chrf=-1

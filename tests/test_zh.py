@@ -136,7 +136,7 @@ def test_en_zh_preset():
     assert cfg.tgt_vocab_size == 8000 and cfg.vocab_size == 8000 and cfg.init_from is None
     o = cfg.model_overrides
     assert (o["d_model"], o["n_heads"], o["n_encoder_layers"], o["n_decoder_layers"], o["d_ff"]) == (256, 4, 3, 3, 1024)
-    assert cfg.steps <= 8000 and cfg.batch_tokens == 20000 and cfg.time_limit_s == 300
+    assert cfg.steps <= 8000 and cfg.batch_tokens == 20000 and cfg.time_limit_s == 240
     assert len(cfg.snapshot_steps) == 1 and cfg.snapshot_dtype == "float16" and cfg.checkpoint_every == 500
     assert set(cfg.real_data) <= set(real.real_files()) and cfg.corpus.n_examples == 0
 

@@ -140,7 +140,7 @@ REAL_KDE_ALIGN = dataclasses.replace(REAL_KDE, align_pronoun=1.0)
 # dialogue and narration, GCompris's instructions: everyday.tsv.gz, three times an epoch; FreeDict's word pairs:
 # everyday_words.tsv.gz) beside the same manuals, interface strings and coreference corpus (typed variants
 # included), with the same alignment loss. Sized for a fast GPU: 20,000-token batches (6.7 times real-kde-align's),
-# at most 6,000 steps or 300 s of loop, two float16 snapshots. Resumable from its last/ (every 500 steps).
+# at most 6,000 steps or 240 s of loop, two float16 snapshots. Resumable from its last/ (every 500 steps).
 EN_FR = dataclasses.replace(
     REAL_KDE_ALIGN,
     init_from="checkpoints/real-kde-align",
@@ -154,7 +154,7 @@ EN_FR = dataclasses.replace(
     snapshot_steps=(2000,),
     snapshot_dtype="float16",
     checkpoint_every=500,
-    time_limit_s=300.0,
+    time_limit_s=240.0,  # the device tool runs a command for at most 10 minutes: data, training, scoring, packing
 )
 
 # checkpoints/en-fr-scratch: the candidate against en-fr's continued training, measured in the same GPU run: the
@@ -180,7 +180,7 @@ EN_FR_SCRATCH = dataclasses.replace(
 # data/zh/: LibreOffice help by page, Wesnoth's dialogue by campaign, the latter twice an epoch), no generated
 # sentences; separate source and target vocabularies (8,000 + 8,000 pieces, the Chinese one at character coverage
 # 0.9995). d_model 256, 4 heads, 3 + 3 layers, d_ff 1024. Sized for a fast GPU: 20,000-token batches, at most 8,000
-# steps or 300 s of loop, one float16 snapshot at step 1,000; resumable from last/ (every 500 steps).
+# steps or 240 s of loop, one float16 snapshot at step 1,000; resumable from last/ (every 500 steps).
 EN_ZH = TrainConfig(
     model_preset="small",
     model_overrides=dict(
@@ -201,7 +201,7 @@ EN_ZH = TrainConfig(
     snapshot_steps=(1000,),
     snapshot_dtype="float16",
     checkpoint_every=500,
-    time_limit_s=300.0,
+    time_limit_s=240.0,  # the device tool runs a command for at most 10 minutes: data, training, scoring, packing
 )
 
 PRESETS: dict[str, TrainConfig] = {

@@ -50,10 +50,22 @@ def alignment_loss(cross: list[Tensor], alignments: list[list[Alignment]]) -> Te
 
     cross: [L] (B, H, T, S) weights; alignments: the supervised rows of each batch row.
     """
-    terms = []
+    # every supervised (row, column) of the batch at once: a few kernels per layer, not a few per row
+    # (per-row indexing cost a GPU step more than its matrix products)
+    batch, row, column, group = [], [], [], []
+    n_groups = 0
     for b, rows in enumerate(alignments):
         for a in rows:
-            for w in cross:
-                columns = torch.tensor(a.columns, dtype=torch.long, device=w.device)
-                terms.append(w[b, :, a.row, columns].sum(-1).clamp_min(1e-9).log())  # (H,)
-    return -torch.cat(terms).mean() if terms else None
+            for c in a.columns:
+                batch.append(b), row.append(a.row), column.append(c), group.append(n_groups)
+            n_groups += 1
+    if n_groups == 0:
+        return None
+    device = cross[0].device
+    b_idx, r_idx, c_idx, g_idx = (torch.tensor(v, dtype=torch.long, device=device) for v in (batch, row, column, group))
+    terms = []
+    for w in cross:
+        picked = w[b_idx, :, r_idx, c_idx]  # (N, H): the weight each head puts on each aligned column
+        sums = torch.zeros(n_groups, w.size(1), dtype=w.dtype, device=device).index_add_(0, g_idx, picked)
+        terms.append(sums.clamp_min(1e-9).log())  # (G, H)
+    return -torch.cat(terms).mean()

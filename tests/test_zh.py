@@ -202,3 +202,24 @@ def test_a_tiny_model_learns_to_write_chinese(tmp_path):
         assert C.reads_as_chinese(text), text
         right += text == tgt
     assert right >= len(PAIRS) - 1
+
+
+# ---------------------------------------------------------------- the language pair and the Chinese word rule
+def test_language_pair_from_the_card():
+    from transformer.inspection.languages import language_pair, pair_label
+
+    assert language_pair({"train_config": {"real_data": ["zh/libreoffice", "zh/everyday"]}}) == ("en", "zh")
+    assert language_pair({"train_config": {"real_data": ["libreoffice"]}}) == ("en", "fr")
+    assert language_pair({"train_config": {"data_file": "mine.tsv"}}) == (None, None)
+    assert language_pair({"kind": "imported-marian", "source_lang": "en", "target_lang": "zh_CN"}) == ("en", "zh")
+    assert language_pair({"kind": "imported-marian"}) == (None, None)
+    assert pair_label({}) == "en → fr" and pair_label("not a card") == "? → ?"
+
+
+def test_chinese_target_pieces_merge_only_where_the_tokenizer_marks_words():
+    from transformer.inspection.languages import target_word_groups
+
+    pieces = ["<s>", "▁在", "▁Wri", "ter", "▁中", "，", "可以", "OLE", "对象", "。", "</s>"]
+    assert target_word_groups(pieces, "zh") == [[0], [1], [2, 3], [4], [5], [6], [7], [8], [9], [10]]
+    # a language written with spaces keeps the whitespace rule
+    assert target_word_groups(["▁le", "▁ch", "at", "</s>"], "fr") == [[0], [1, 2], [3]]

@@ -74,11 +74,13 @@ def test_evaluate_zh_writes_scores_probe_and_pair_into_the_card(zh_root, monkeyp
     assert {"held_out", "gimp", "everyday_test", "goals"} <= set(card["zh_eval"])
     assert {h["kind"] for h in card["evaluation"]["heads"]} == {"encoder"} and card["evaluation"]["n_sentences"] > 0
     assert card["real_data"]["zh/everyday"]["pairs"] > 20000
+    assert isinstance(card["reordering_examples"], list) and isinstance(card["everyday_examples"], list)
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
     at = run(app(checkpoint="en-zh", text="The book is on the table."))
     route = " ".join(i.value for i in at.info)
     assert "il/elle" in route and "L" in route and EN("zh.coref_unmeasured") not in route
     body = " ".join(m.value for m in at.markdown)
     assert "English–Chinese pairs" in body and "GPL-2.0-or-later" in body
+    assert EN("zh.name_everyday") in body and "zh/everyday" not in body
     assert "generated coreference sentences" not in body
     assert node_text(at.get_by_key("translation"))

@@ -79,6 +79,11 @@ def notes_and_translation(
     confidence_line(a, tr)
 
 
+def _name_key(corpus: str) -> str:
+    """The catalogue key of a committed corpus's name: realdata.name_kde; zh.name_everyday for zh/everyday."""
+    return f"zh.name_{corpus[3:]}" if corpus.startswith("zh/") else f"realdata.name_{corpus}"
+
+
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
     """The short card on what a model trained on real text saw (nothing for the other checkpoints)."""
     summary = cache.memo(training_summary, ckpt.card)
@@ -88,7 +93,7 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         sources = "; ".join(
             tr(
                 "realdata.source",
-                name=tr(f"realdata.name_{s.name}") if tr.has(f"realdata.name_{s.name}") else s.name,
+                name=tr(_name_key(s.name)) if tr.has(_name_key(s.name)) else s.name,
                 pairs=f"{s.pairs:,}",
                 licence=s.licence,
                 packages=", ".join(s.packages)

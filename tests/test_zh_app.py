@@ -84,3 +84,16 @@ def test_evaluate_zh_writes_scores_probe_and_pair_into_the_card(zh_root, monkeyp
     assert EN("zh.name_everyday") in body and "zh/everyday" not in body
     assert "generated coreference sentences" not in body
     assert node_text(at.get_by_key("translation"))
+
+
+def test_every_head_lab_tab_renders_and_the_probe_says_why_it_does_not_apply(zh_root, monkeypatch):
+    from apptest import EN, tab
+
+    from pages.headlab import TABS
+
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(zh_root))
+    at = run(app("headlab", checkpoint="en-zh", text="The book is on the table."))
+    for t in TABS:
+        tab(at, "lab_tab", f"lab.tab.{t}")
+        if t in ("probe", "ablation"):
+            assert EN("zh.no_probe_set") in [i.value for i in at.info], t

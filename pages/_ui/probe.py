@@ -148,3 +148,11 @@ def chinese_route_statement(ckpt: Checkpoint, tr) -> str:
         return tr("zh.coref_unmeasured")
     verdict = tr("zh.coref_resolves" if enc.score >= ROUTE_THRESHOLD else "zh.coref_not")
     return tr("zh.coref", n=n, layer=enc.head.layer, head=enc.head.head, score=enc.score, verdict=verdict)
+
+
+def no_probe_set(ckpt: Checkpoint, tr) -> str:
+    """Why a page has no held-out probe set for this checkpoint: a Chinese target (our probe sentences are
+    English → French), else a corpus of the user's."""
+    if not is_imported(ckpt.card) and writes_without_spaces(pair_target(ckpt.card)):
+        return tr("zh.no_probe_set")
+    return tr("lab.no_probe_set")

@@ -64,3 +64,30 @@ def test_every_page_renders_on_the_imported_en_zh_model(zh_marian, monkeypatch, 
     if page == "explorer":
         route = " ".join(i.value for i in at.info)
         assert EN("marian.probe_not_french", lang="zh") in route
+
+
+def test_an_en_zh_checkpoint_exports_as_a_marian_folder_with_separate_vocabularies(tmp_path):
+    """Our en-zh (separate source and target sentencepiece models) written as a Hugging Face Marian folder:
+    its tokenizer and model load there and compute the same logits; the folder says en → zh."""
+    import json
+
+    from zh_fixture import make_en_zh_checkpoint
+
+    ckpt_path = make_en_zh_checkpoint(tmp_path / "en-zh")
+    out = tmp_path / "hf-en-zh"
+    assert main(["export-marian", str(ckpt_path), "--out", str(out)]) == 0
+    config = json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert (config["source_lang"], config["target_lang"], config["separate_vocabs"]) == ("en", "zh", True)
+    ckpt = load_checkpoint(ckpt_path)
+    ckpt.model.eval()
+    hf_tok = HFMarianTokenizer.from_pretrained(out)
+    hf = MarianMTModel.from_pretrained(out, attn_implementation="eager").eval()
+    for src, tgt in [("We must hold the south.", "我们必须守住南方。"), ("Flee to the islands!", "逃往群岛！")]:
+        assert hf_tok(src).input_ids == ckpt.tokenizer.source_ids(src)
+        assert hf_tok(text_target=tgt).input_ids == ckpt.tokenizer.target_ids(tgt)[1]
+        x = torch.tensor([ckpt.tokenizer.source_ids(src)])
+        y = torch.tensor([ckpt.tokenizer.target_ids(tgt)[0]])
+        with torch.no_grad():
+            torch.testing.assert_close(
+                ckpt.model(x, y).logits, hf(input_ids=x, decoder_input_ids=y).logits, atol=ATOL, rtol=0
+            )

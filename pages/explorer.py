@@ -22,6 +22,7 @@ from pages._ui.views import (
 from pages._ui.widgets import choice_radio, ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
 from transformer.attention import AttentionKind
 from transformer.checkpoint import CheckpointError
+from transformer.inspection.languages import target_language, writes_without_spaces
 
 KINDS = list(AttentionKind)
 TABS = ("heads", "overview", "focus", "words", "compare", "replay")
@@ -74,6 +75,8 @@ def focus_tab(ctx: Context, tr: Translator) -> None:
 
 def words_tab(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.words.rule"))
+    if writes_without_spaces(target_language(ctx.checkpoint.card)):
+        st.caption(tr("zh.words_rule"))
     choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=default_kind(ctx.checkpoint))
     show_view(WordsView(choice), ctx, tr, "words")
 

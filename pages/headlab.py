@@ -9,7 +9,7 @@ import streamlit as st
 
 from pages._ui import cache, figures, research
 from pages._ui.i18n import Translator
-from pages._ui.probe import default_kind
+from pages._ui.probe import default_kind, no_probe_set
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, open_page
 from pages._ui.views import HeadView
@@ -74,7 +74,7 @@ def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
     st.markdown(tr("lab.statistics_intro"))
     scope = choice_radio(tr("lab.scope"), ("sentence", "probe_set"), "lab_scope", "lab.scope", tr)
     if scope == "probe_set" and not has_probe_set(ckpt.card):
-        st.info(tr("lab.no_probe_set"))
+        st.info(no_probe_set(ckpt, tr))
         scope = "sentence"
     if scope == "sentence":
         stats = {kind: head_statistics(a.maps(kind), kind) for kind in KINDS}
@@ -134,7 +134,7 @@ def _open_in_explorer(head: HeadId, checkpoint: str) -> None:
 
 def probe_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     if not has_probe_set(ckpt.card):
-        st.info(tr("lab.no_probe_set"))
+        st.info(no_probe_set(ckpt, tr))
         return
     st.markdown(tr("lab.probe_intro", n=PROBE_N))
     probe = _probe(subj)
@@ -173,7 +173,7 @@ def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     with c2.container(key="lab_ablated_translation"):
         st.text(ablated.translation)
     if not has_probe_set(ckpt.card):
-        st.info(tr("lab.no_probe_set"))
+        st.info(no_probe_set(ckpt, tr))
         return
     ps = the_probe_set(subj)
     base = cache.memo(measure, ckpt.model, ps)

@@ -92,3 +92,8 @@ def table(at: AppTest, key: str):
     frames = [el for el in at.get_by_key(key) if getattr(el, "type", "") == "dataframe"]
     assert frames, key
     return frames[0].value
+
+
+def checkpoint_names(at: AppTest) -> list[str]:
+    """The sidebar picker's checkpoints by name (each option reads "name · en → fr": the model's language pair)."""
+    return [o.rsplit(" · ", 1)[0] for o in at.sidebar.selectbox(key="checkpoint").options]

@@ -27,6 +27,21 @@ ADJ_EN = ["big", "small", "red", "old", "tired", "happy", "heavy", "clean"]
 ADJ_FR = ["grand", "petit", "rouge", "vieux", "fatigué", "heureux", "lourd", "propre"]
 
 
+NOUNS_ZH = ["狗", "猫", "房子", "汽车", "树", "书", "桌子", "河", "花园", "窗户"]
+ADJ_ZH = ["大", "小", "红", "旧", "累", "高兴", "重", "干净"]
+
+
+def sentences_zh() -> tuple[list[str], list[str]]:
+    """A few hundred English/Chinese pairs (the same English as sentences())."""
+    en, zh = [], []
+    for (ne, nz), (ae, az) in itertools.product(zip(NOUNS_EN, NOUNS_ZH), zip(ADJ_EN, ADJ_ZH)):
+        en.append(f"The {ne} was too {ae}, so it stayed home.")
+        zh.append(f"这个{nz}太{az}了，所以它留在家里。")
+        en.append(f"I saw the {ae} {ne} near the river.")
+        zh.append(f"我在河边看见了那{nz}。")
+    return en, zh
+
+
 def sentences() -> tuple[list[str], list[str]]:
     """A few hundred English/French pairs."""
     en, fr = [], []
@@ -106,14 +121,16 @@ def make_marian_folder(
     heads: int = 4,
     eos_bias: float = 1.5,
     separate: bool = False,
+    target_lang: str = "fr",
 ) -> Path:
-    """Write a tiny random MarianMTModel folder at path (save_pretrained + the tokenizer's files)."""
+    """Write a tiny random MarianMTModel folder at path (save_pretrained + the tokenizer's files); target_lang "zh"
+    gives a Chinese target side (sentences_zh)."""
     import torch
     from transformers import MarianConfig, MarianMTModel
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    en, fr = sentences()
+    en, fr = sentences_zh() if target_lang == "zh" else sentences()
     if separate:
         source, target = train_spm(en, 120), train_spm(fr, 90)
         vocab, target_vocab = separate_vocabs(source, target)
@@ -159,24 +176,28 @@ def make_marian_folder(
     model.generation_config.forced_eos_token_id = None
     model.save_pretrained(path)
     if separate:
-        _save_separate_tokenizer(path, source, target, vocab, target_vocab)
+        _save_separate_tokenizer(path, source, target, vocab, target_vocab, target_lang)
     else:
         (path / "source.spm").write_bytes(source)
         (path / "target.spm").write_bytes(target)
         (path / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         (path / "tokenizer_config.json").write_text(
-            json.dumps({"source_lang": "en", "target_lang": "fr", "model_max_length": 512, "separate_vocabs": False}),
+            json.dumps(
+                {"source_lang": "en", "target_lang": target_lang, "model_max_length": 512, "separate_vocabs": False}
+            ),
             encoding="utf-8",
         )
     (path / "README.md").write_text(
         "---\nlicense: cc-by-4.0\ntags: [translation]\n---\n# tiny-marian\n* source languages: en\n"
-        "* target languages: fr\n",
+        f"* target languages: {target_lang}\n",
         encoding="utf-8",
     )
     return path
 
 
-def _save_separate_tokenizer(path: Path, source: bytes, target: bytes, vocab: dict, target_vocab: dict) -> None:
+def _save_separate_tokenizer(
+    path: Path, source: bytes, target: bytes, vocab: dict, target_vocab: dict, target_lang: str = "fr"
+) -> None:
     """The tokenizer's files as Hugging Face writes them: MarianTokenizer(separate_vocabs=True).save_pretrained."""
     import tempfile
 
@@ -195,6 +216,6 @@ def _save_separate_tokenizer(path: Path, source: bytes, target: bytes, vocab: di
             target_vocab_file=str(tmp / "target_vocab.json"),
             separate_vocabs=True,
             source_lang="en",
-            target_lang="fr",
+            target_lang=target_lang,
         )
         tok.save_pretrained(path)

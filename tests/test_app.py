@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from apptest import EN, app, figures, node_text, run, tab, texts, z_of
+from apptest import EN, app, checkpoint_names, figures, node_text, run, tab, texts, z_of
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
@@ -107,7 +107,7 @@ def test_a_corrupt_checkpoint_in_the_picker_gives_a_message(tmp_path, monkeypatc
 
 def test_an_untrained_snapshot_can_be_explored():
     at = run(app())
-    options = at.sidebar.selectbox(key="checkpoint").options
+    options = checkpoint_names(at)
     assert "coref-en-fr/snapshots/step-000000" in options
     at.sidebar.selectbox(key="checkpoint").select("coref-en-fr/snapshots/step-000000").run()
     assert not at.exception

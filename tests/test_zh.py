@@ -202,3 +202,83 @@ def test_a_tiny_model_learns_to_write_chinese(tmp_path):
         assert C.reads_as_chinese(text), text
         right += text == tgt
     assert right >= len(PAIRS) - 1
+
+
+# ---------------------------------------------------------------- the language pair and the Chinese word rule
+def test_language_pair_from_the_card():
+    from transformer.inspection.languages import language_pair, pair_label
+
+    assert language_pair({"train_config": {"real_data": ["zh/libreoffice", "zh/everyday"]}}) == ("en", "zh")
+    assert language_pair({"train_config": {"real_data": ["libreoffice"]}}) == ("en", "fr")
+    assert language_pair({"train_config": {"data_file": "mine.tsv"}}) == (None, None)
+    assert language_pair({"kind": "imported-marian", "source_lang": "en", "target_lang": "zh_CN"}) == ("en", "zh")
+    assert language_pair({"kind": "imported-marian"}) == (None, None)
+    assert pair_label({}) == "en → fr" and pair_label("not a card") == "? → ?"
+
+
+def test_chinese_target_pieces_merge_only_where_the_tokenizer_marks_words():
+    from transformer.inspection.languages import target_word_groups
+
+    pieces = ["<s>", "▁在", "▁Wri", "ter", "▁中", "，", "可以", "OLE", "对象", "。", "</s>"]
+    assert target_word_groups(pieces, "zh") == [[0], [1], [2, 3], [4], [5], [6], [7], [8], [9], [10]]
+    # a language written with spaces keeps the whitespace rule
+    assert target_word_groups(["▁le", "▁ch", "at", "</s>"], "fr") == [[0], [1, 2], [3]]
+
+
+def test_the_build_script_splits_by_campaign_and_page_and_rebuilds_byte_for_byte(tmp_path):
+    """scripts/build_zh_corpus.py's build on a tiny unpacked tree: LibreOffice pages by id, Wesnoth catalogues
+    held out by whole campaign, GIMP test-only without any trained English; a second build gives the same bytes."""
+    import importlib.util
+
+    from test_real_corpus import _mo
+
+    from transformer.corpus import everyday as E
+    from transformer.layout import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location("build_zh", REPO_ROOT / "scripts" / "build_zh_corpus.py")
+    build_zh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_zh)
+    work = tmp_path / "work"
+    for i in range(40):  # LibreOffice: 40 pages, one sentence each
+        for root, text in (
+            (real.LIBREOFFICE_EN, f"Click the button number {i} to open it."),
+            (C.LIBREOFFICE_ZH, f"点击第{i}个按钮 打开它。"),
+        ):
+            page = work / ("libreoffice-help-en-us" if root == real.LIBREOFFICE_EN else "libreoffice-help-zh-cn") / root
+            (page / "text").mkdir(parents=True, exist_ok=True)
+            (page / "text" / f"p{i}.html").write_text(f'<p id="par_id{i}">{text}</p>', encoding="utf-8")
+    lines = {
+        "wesnoth-1.16-tsg": {"We must hold the south.": "我们必须守住南方。"},
+        "wesnoth-1.16-sof": {"The sceptre is ours now.": "权杖现在是我们的了。"},
+        "wesnoth-1.16-httt": {"Flee to the islands!": "逃往群岛！", "We must hold the south.": "我们必须守住南方。"},
+    }
+    for package, messages in lines.items():
+        folder = work / package / C.WESNOTH_LOCALE_ZH
+        folder.mkdir(parents=True)
+        (folder / f"wesnoth-{package.rsplit('-', 1)[1]}.mo").write_bytes(_mo(messages))
+    gimp_en, gimp_zh = work / "gimp-help-en" / real.GIMP_EN, work / "gimp-help-zh-cn" / C.GIMP_ZH
+    for root, texts in (
+        (gimp_en, ("Flee to the islands!", "Select the layer you want to move.")),
+        (gimp_zh, ("逃往群岛！", "选择要移动的图层。")),
+    ):
+        root.mkdir(parents=True)
+        body = "".join(f'<div id="s{k}"><p>{t}</p></div>' for k, t in enumerate(texts))
+        (root / "a.html").write_text(body, encoding="utf-8")
+    versions = {p: "1" for p in build_zh.PACKAGES}
+    out = tmp_path / "zh"
+    manifest = build_zh.build(work, out, versions)
+    first = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    build_zh.build(work, out, versions)
+    assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == first
+    every = real.read_pairs(out / "everyday.tsv.gz")
+    split = {p.src: s for s in real.SPLITS for p in real.read_pairs(out / "everyday.tsv.gz", s)}
+    assert split["The sceptre is ours now."] == "dev" and split["Flee to the islands!"] == "train"
+    # a held-out campaign's sentence that a training campaign also has is dropped from the held-out split
+    assert split["We must hold the south."] == "train" and len(every) == 3
+    assert real.read_pairs(out / "everyday.tsv.gz", "test") == []
+    gimp = real.read_pairs(out / "gimp.tsv.gz")
+    assert [p.src for p in gimp] == ["Select the layer you want to move."]  # its trained sentence is left out
+    lo = manifest["files"]["libreoffice.tsv.gz"]["by_split"]
+    assert sum(lo.values()) == 40 and lo["train"] > 30
+    assert all(" " not in p.tgt for p in real.read_pairs(out / "libreoffice.tsv.gz"))  # 按钮 打开 → 按钮打开
+    assert E.HELD_OUT["wesnoth-tsg"] == "test"

@@ -584,14 +584,17 @@ def import_marian(
 
 
 def _languages(card: dict[str, Any]) -> dict[str, str]:
-    """source_lang / target_lang for an exported folder: an import's own; ours are English -> French unless
-    trained on a file of the user's (then unknown)."""
+    """source_lang / target_lang for an exported folder: an import's own; ours as their corpora say (English ->
+    French, or English -> Chinese: inspection.languages) unless trained on a file of the user's (then unknown)."""
     if is_imported(card):
         return {k: card[k] for k in ("source_lang", "target_lang") if isinstance(card.get(k), str)}
     train = card.get("train_config")
     if isinstance(train, dict) and train.get("data_file"):
         return {}
-    return {"source_lang": "en", "target_lang": "fr"}
+    from .inspection.languages import language_pair
+
+    src, tgt = language_pair(card)
+    return {"source_lang": src or "en", "target_lang": tgt or "fr"}
 
 
 def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = False) -> Path:

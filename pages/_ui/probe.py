@@ -15,6 +15,8 @@ import streamlit as st
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.card import ROUTE_THRESHOLD, best_probe_head, probe_scores, route_kind
+from transformer.inspection.languages import target_language as pair_target
+from transformer.inspection.languages import writes_without_spaces
 from transformer.marian import coreference_applies, coreference_evaluation, is_imported, target_language
 
 from .lru import BoundedCache
@@ -104,6 +106,8 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
     For an imported model: computed on demand for a French target; for another, why it does not apply.
     """
     card = ckpt.card
+    if not is_imported(card) and writes_without_spaces(pair_target(card)):
+        return chinese_route_statement(ckpt, tr)
     if is_imported(card):
         if not coreference_applies(card):
             return tr("marian.probe_not_french", lang=target_language(card) or "?")
@@ -131,3 +135,24 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
     if isinstance(train, dict) and isinstance(train.get("align_pronoun"), (int, float)) and train["align_pronoun"] > 0:
         text += " " + tr("route.supervised")
     return prefix + text
+
+
+def chinese_route_statement(ckpt: Checkpoint, tr) -> str:
+    """What the coreference probe measures on an English → Chinese model: the encoder's "it" row only (Chinese
+    has no il/elle, so no target row depends on the antecedent), from the card's encoder probe
+    (scripts/evaluate_zh.py), stated whether or not a head resolves the reference."""
+    enc = best_probe_head(ckpt.card, ckpt.config, AttentionKind.ENCODER)
+    evaluation = ckpt.card.get("evaluation") if isinstance(ckpt.card, dict) else None
+    n = evaluation.get("n_sentences") if isinstance(evaluation, dict) else None
+    if enc is None or not isinstance(n, int):
+        return tr("zh.coref_unmeasured")
+    verdict = tr("zh.coref_resolves" if enc.score >= ROUTE_THRESHOLD else "zh.coref_not")
+    return tr("zh.coref", n=n, layer=enc.head.layer, head=enc.head.head, score=enc.score, verdict=verdict)
+
+
+def no_probe_set(ckpt: Checkpoint, tr) -> str:
+    """Why a page has no held-out probe set for this checkpoint: a Chinese target (our probe sentences are
+    English → French), else a corpus of the user's."""
+    if not is_imported(ckpt.card) and writes_without_spaces(pair_target(ckpt.card)):
+        return tr("zh.no_probe_set")
+    return tr("lab.no_probe_set")

@@ -35,7 +35,7 @@ from transformer.inspection.roles import (
 
 from . import cache
 from .i18n import Translator
-from .probe import probe_marks
+from .probe import no_probe_set, probe_marks
 from .research_views import (
     ImportanceView,
     LensStepView,
@@ -164,7 +164,7 @@ def importance_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
     if probe is not None:
         show_view(PruningView("accuracy"), curves, tr, "hlab_pruning_accuracy", csv=False)
     else:
-        st.info(tr("lab.no_probe_set"))
+        st.info(no_probe_set(ckpt, tr))
     st.caption(tr("hlab.pruning_caveat"))
 
 

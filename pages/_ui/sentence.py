@@ -6,6 +6,7 @@ import streamlit as st
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
+from transformer.inspection.languages import target_language
 from transformer.inspection.training_data import training_summary
 from transformer.marian import is_imported
 from transformer.vocabulary import Vocabulary, for_card, words_of
@@ -78,6 +79,11 @@ def notes_and_translation(
     confidence_line(a, tr)
 
 
+def _name_key(corpus: str) -> str:
+    """The catalogue key of a committed corpus's name: realdata.name_kde; zh.name_everyday for zh/everyday."""
+    return f"zh.name_{corpus[3:]}" if corpus.startswith("zh/") else f"realdata.name_{corpus}"
+
+
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
     """The short card on what a model trained on real text saw (nothing for the other checkpoints)."""
     summary = cache.memo(training_summary, ckpt.card)
@@ -87,7 +93,7 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         sources = "; ".join(
             tr(
                 "realdata.source",
-                name=tr(f"realdata.name_{s.name}") if tr.has(f"realdata.name_{s.name}") else s.name,
+                name=tr(_name_key(s.name)) if tr.has(_name_key(s.name)) else s.name,
                 pairs=f"{s.pairs:,}",
                 licence=s.licence,
                 packages=", ".join(s.packages)
@@ -96,9 +102,11 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
             )
             for s in summary.real
         )
-        st.markdown(tr("realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
-        st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
-        st.markdown(tr("realdata.held_out"))
+        zh = target_language(ckpt.card) == "zh"  # English → Chinese: its own corpora, no generated sentences
+        st.markdown(tr("zh.real" if zh else "realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
+        if summary.generated or not zh:
+            st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
+        st.markdown(tr("zh.held_out" if zh else "realdata.held_out"))
         sc = summary.scores
         if sc is not None:
             st.markdown(tr("realdata.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))

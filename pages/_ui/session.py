@@ -8,6 +8,7 @@ functions: a page's script namespace is never captured by a widget.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,6 +105,28 @@ def checkpoint_choices() -> dict[str, str]:
     return _scan(str(root), _signature(root))
 
 
+@st.cache_data(ttl=60, max_entries=16, show_spinner=False)
+def _pairs(root: str, signature: str) -> dict[str, str]:
+    """label -> "en → zh" of every checkpoint under the root, from its card (an unreadable card: no pair)."""
+    from transformer.inspection.languages import pair_label
+    from transformer.layout import CARD_FILE
+
+    out = {}
+    for label, path in _scan(root, signature).items():
+        try:
+            card = json.loads((Path(path) / CARD_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        out[label] = pair_label(card)
+    return out
+
+
+def checkpoint_pairs() -> dict[str, str]:
+    """label -> the language pair ("en → zh") of every checkpoint the picker lists."""
+    root = checkpoints_root()
+    return _pairs(str(root), _signature(root))
+
+
 def refused_links() -> list[str]:
     """Entries of the checkpoints folder that are links leading out of it (never listed nor read)."""
     root = checkpoints_root()
@@ -115,6 +138,7 @@ def refresh_choices() -> None:
     _signatures.clear()
     _insides.clear()
     _scan.clear()
+    _pairs.clear()
     cache.forget_stamps()
 
 
@@ -247,7 +271,14 @@ def sidebar(tr: Translator) -> None:
         st.header(tr("sidebar.header"))
         choices = checkpoint_choices()
         if choices:
-            st.selectbox(tr("sidebar.checkpoint"), list(choices), key="checkpoint", help=tr("sidebar.checkpoint_help"))
+            pairs = checkpoint_pairs()
+            st.selectbox(
+                tr("sidebar.checkpoint"),
+                list(choices),
+                key="checkpoint",
+                help=tr("sidebar.checkpoint_help"),
+                format_func=lambda name: tr("zh.pair", name=name, pair=pairs[name]) if name in pairs else name,
+            )
         else:  # the pages that need a model say so; the training page still works
             st.error(tr("sidebar.no_checkpoint", root=str(checkpoints_root())))
         path = choices.get(ss.get("checkpoint"), "")

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
+from transformer.inspection.languages import target_language, target_word_groups
 from transformer.inspection.maps import diff_labels, difference, merge_words, token_focus, word_labels
 from transformer.tokenizer import word_groups
 
@@ -177,7 +178,10 @@ class WordsView(KindHeadView):
     def matrix(self, ctx: ViewContext) -> Matrix:
         h = self.head
         rows, cols = ctx.analysis.labels(h.kind)
-        rg, cg = word_groups(rows), word_groups(cols)
+        lang = target_language(ctx.checkpoint.card)  # target rows (and columns) merge by the target's writing
+        kind = AttentionKind(h.kind)
+        rg = word_groups(rows) if kind is AttentionKind.ENCODER else target_word_groups(rows, lang)
+        cg = target_word_groups(cols, lang) if kind is AttentionKind.DECODER else word_groups(cols)
         merged = merge_words(ctx.analysis.maps(h.kind)[h.layer, h.head], rg, cg)
         return Matrix(merged, word_labels(rows, rg), word_labels(cols, cg))
 

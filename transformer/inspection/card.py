@@ -60,8 +60,12 @@ def route_kind(card: dict[str, Any], config: TransformerConfig, threshold: float
 
 def has_probe_set(card: dict[str, Any]) -> bool:
     """Whether held-out probe sentences can be generated for the checkpoint: not when it was trained on a file,
-    nor for an imported model whose target language is not French."""
+    nor for a model whose target language is not French (an import's, or ours into Chinese: the probe sentences
+    are English → French, their pronoun rows il/elle)."""
     from ..marian import coreference_applies  # the import's card says its languages
+    from .languages import target_language
 
     train = card.get("train_config") if isinstance(card, dict) else None
-    return not (isinstance(train, dict) and train.get("data_file")) and coreference_applies(card)
+    if isinstance(train, dict) and train.get("data_file"):
+        return False
+    return coreference_applies(card) and target_language(card) in ("fr", None)

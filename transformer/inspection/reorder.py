@@ -13,6 +13,7 @@ that head's path on the model's own translations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -67,10 +68,15 @@ def word_matrix(weights: torch.Tensor, src_groups: list[list[int]], tgt_groups: 
 
 @torch.no_grad()
 def cross_word_maps(
-    model: Transformer, tokenizer: Tokenizer, sources: list[str], translations: list[str]
+    model: Transformer,
+    tokenizer: Tokenizer,
+    sources: list[str],
+    translations: list[str],
+    target_groups: Callable[[list[str]], list[list[int]]] = word_groups,
 ) -> list[torch.Tensor | None]:
-    """Per sentence: (L, H, French words, English words) teacher-forced cross weights over real words
-    (EOS left out); None for an empty sentence."""
+    """Per sentence: (L, H, target words, English words) teacher-forced cross weights over real words
+    (EOS left out); None for an empty sentence. target_groups: the target's words (the whitespace rule; for
+    Chinese, inspection.languages.target_word_groups)."""
     device = model_device(model)
     out = []
     for s, t in zip(sources, translations):
@@ -82,7 +88,7 @@ def cross_word_maps(
         att = model(src, tgt, return_attention=True).attention.cross  # [L] (1, H, T, S)
         w = torch.stack([a[0] for a in att])  # (L, H, T, S)
         src_groups = word_groups(tokenizer.source_pieces(src_ids[:-1]))  # EOS left out
-        tgt_groups = word_groups(tokenizer.target_pieces(tgt_out[:-1]))
+        tgt_groups = target_groups(tokenizer.target_pieces(tgt_out[:-1]))
         if not src_groups or not tgt_groups:
             out.append(None)
             continue
@@ -112,6 +118,7 @@ def find_reorderings(
     top: int = 6,
     max_words: int = 12,
     min_words: int = 4,
+    target_groups: Callable[[list[str]], list[list[int]]] = word_groups,
 ) -> list[Reordering]:
     """The sentences (of sources, min_words..max_words English words) whose alignment head's argmax path, on
     the model's own greedy translation, swaps neighbouring words most often while staying otherwise in
@@ -121,7 +128,7 @@ def find_reorderings(
         return []
     ids = greedy_decode_batch(model, [tokenizer.source_ids(s) for s in sources])
     translations = [tokenizer.decode(x) for x in ids]
-    maps = cross_word_maps(model, tokenizer, sources, translations)
+    maps = cross_word_maps(model, tokenizer, sources, translations, target_groups)
     head = alignment_head(maps)
     found = []
     for s, t, m in zip(sources, translations, maps):

@@ -119,6 +119,10 @@ PACKAGES_OF = {
     "gimp": ("gimp-help-en", "gimp-help-fr"),
     "everyday": (*WESNOTH_PACKAGES, "gcompris-qt-data"),
     "everyday_words": ("dict-freedict-eng-fra",),
+    # English → Chinese (data/zh/, scripts/build_zh_corpus.py)
+    "zh/libreoffice": ("libreoffice-help-en-us", "libreoffice-help-zh-cn"),
+    "zh/everyday": WESNOTH_PACKAGES,
+    "zh/gimp": ("gimp-help-en", "gimp-help-zh-cn"),
 }
 
 
@@ -127,7 +131,7 @@ def real_data_entry(names: tuple[str, ...] | list[str], manifest_path: str | Pat
     manifest = json.loads(Path(manifest_path).read_text(encoding="utf-8"))
     out = {}
     for name in names:
-        info = manifest["files"][f"{name}.tsv.gz"]
+        info = manifest["files"][f"{name.rsplit('/', 1)[-1]}.tsv.gz"]  # zh/everyday: data/zh/MANIFEST.json
         out[name] = {
             "pairs": info["by_split"]["train"],
             "pages": info["pages_by_split"]["train"],

@@ -1,0 +1,171 @@
+"""BLEU (sacrebleu, tokenize="zh") and chrF of an English → 简体中文 checkpoint on its held-out text, and the
+encoder's coreference probe.
+
+    nice python3 scripts/evaluate_zh.py checkpoints/en-zh             # print
+    nice python3 scripts/evaluate_zh.py checkpoints/en-zh --write     # and merge into card.json
+
+Three held-out sets, none trained on (transformer/corpus/data/zh/): the LibreOffice help's held-out pages
+(zh/libreoffice test), the GIMP manual (zh/gimp, the out-of-source test) and the everyday test campaigns
+(zh/everyday test: Wesnoth's The South Guard and The Hammer of Thursagan; --splits adds dev, The Sceptre of
+Fire). Greedy decoding, as the app by default; --beam N uses the card's length penalty. --limit N scores the
+first N sentences of each set (a dry run).
+
+Chinese has no il/elle, so only the encoder's half of the coreference probe applies: on the English side of
+the held-out probe sentences, does an encoder head's "it" row weigh the antecedent above every other noun
+(transformer.evaluate.coreference_probe, whose cross-attention rows, teacher-forced on French, are dropped)?
+
+--write merges into card.json: "zh_eval" (every figure, with the goals of issue 34), "real_coref" (the chrF
+pair the app's "trained on" card shows), "real_data" (what the run trained on, from data/zh/MANIFEST.json),
+"evaluation" (the encoder probe only), "reordering_examples" (held-out LibreOffice sentences whose alignment head's
+path reorders words, merged by the Chinese word rule), "everyday_examples" (held-out everyday sentences it
+translates well) and "source_lang" / "target_lang".
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GOALS = {"held_out_bleu": 25.0, "held_out_chrf": 30.0, "gimp_bleu": 15.0}
+PROBE_SENTENCES = 500
+# a Chinese sentence's chrF runs lower than a French one's for as good a translation (character n-grams of a
+# script with thousands of characters): the bar for "translated well" is lower than French's 60
+MIN_CHRF_ZH = 40.0
+
+
+def score_zh(hyps: list[str], refs: list[str]) -> dict:
+    """BLEU with sacrebleu's Chinese tokenizer (each CJK character a token) and chrF (characters; whitespace
+    ignored, as sacrebleu's default)."""
+    import sacrebleu
+
+    return {
+        "bleu": round(sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh").score, 2),
+        "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),
+    }
+
+
+def encoder_probe(model, tokenizer, n: int) -> dict:
+    """The coreference probe's encoder rows (the "it" row and the cue's rows) on n held-out probe sentences."""
+    from transformer.corpus import CorpusSpec, generate_test
+    from transformer.evaluate import coreference_probe
+
+    # the encoder never reads the target: each French reference is cut to its connective and pronoun ("car il"),
+    # which only the probe's dropped cross-attention row reads, so a Chinese tokenizer need not spell all of it
+    examples = [
+        dataclasses.replace(ex, tgt=f"car {ex.fr_pronoun}") if ex.fr_pronoun else ex
+        for ex in generate_test(CorpusSpec())[:n]
+    ]
+    result = coreference_probe(model, tokenizer, examples).to_card()
+    heads = [h for h in result["heads"] if h.get("kind") == "encoder"]
+    return {"n_sentences": result["n_sentences"], "heads": heads, "rows": "encoder only (Chinese has no il/elle)"}
+
+
+def everyday_examples(ckpt, limit: int | None, min_chrf: float, n: int = 4) -> list:
+    """The short held-out everyday sentences (zh/everyday dev and test: whole campaigns never trained on) this
+    model translates best (sentence chrF against the reference, then its confidence): the sidebar's ✓ examples,
+    chosen by computation (transformer.inspection.everyday_examples.pick)."""
+    import sacrebleu
+
+    from transformer.corpus.real import load_real
+    from transformer.inspection.confidence import confidence
+    from transformer.inspection.everyday_examples import Scored, everyday_like, pick
+    from transformer.serving.batched import analyse_batch
+
+    pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("zh/everyday",)) if everyday_like(s)]
+    pairs = pairs[:limit]
+    rows = []
+    for b in range(0, len(pairs), 16):
+        chunk = pairs[b : b + 16]
+        for (src, ref), a in zip(chunk, analyse_batch(ckpt.model, ckpt.tokenizer, [s for s, _ in chunk], 1)):
+            if isinstance(a, Exception):
+                raise a
+            chrf = sacrebleu.sentence_chrf(a.translation, [ref]).score
+            c = confidence(a.output_probs)
+            rows.append(Scored(src, a.translation, ref, round(chrf, 1), round(c.mean_log_prob, 3) if c else -99.0))
+    return pick(rows, n, min_chrf)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    from transformer.checkpoint import load_checkpoint, update_card
+    from transformer.corpus.real import DATA_DIR, load_real
+    from transformer.evaluate_real import translate
+    from transformer.inspection.languages import target_word_groups
+    from transformer.inspection.reorder import find_reorderings
+    from transformer.inspection.training_data import real_data_entry
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("checkpoint", type=Path)
+    ap.add_argument("--splits", default="test", help="everyday splits: test, or dev,test")
+    ap.add_argument("--beam", type=int, default=1)
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--probe", type=int, default=PROBE_SENTENCES, help="probe sentences (0: no probe)")
+    ap.add_argument("--min-chrf", type=float, default=MIN_CHRF_ZH, help="everyday examples: least sentence chrF")
+    ap.add_argument("--write", action="store_true", help="merge the figures into card.json")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    ckpt = load_checkpoint(args.checkpoint)
+    search = {"beam": args.beam, "alpha": ckpt.alpha} if args.beam > 1 else {}
+    sets = {"held_out": ("zh/libreoffice", "test"), "gimp": ("zh/gimp", "test")}
+    sets.update({f"everyday_{s}": ("zh/everyday", s) for s in args.splits.split(",") if s})
+    report: dict = {"decoding": f"beam {args.beam}" if args.beam > 1 else "greedy", "bleu_tokenize": "zh"}
+    for name, (corpus, split) in sets.items():
+        pairs = load_real(split, (corpus,))[: args.limit]
+        t0 = time.perf_counter()
+        hyps = translate(ckpt.model, ckpt.tokenizer, [s for s, _ in pairs], **search)
+        r = {"n_sentences": len(pairs), **score_zh(hyps, [t for _, t in pairs])}
+        r["time_s"] = round(time.perf_counter() - t0, 1)
+        r["examples"] = [{"source": s, "translation": h, "reference": t} for (s, t), h in list(zip(pairs, hyps))[:8]]
+        report[name] = r
+        print(name, json.dumps({k: r[k] for k in ("n_sentences", "bleu", "chrf", "time_s")}))
+    measured = {
+        "held_out_bleu": ("held_out", "bleu"),
+        "held_out_chrf": ("held_out", "chrf"),
+        "gimp_bleu": ("gimp", "bleu"),
+    }
+    report["goals"] = {k: {"goal": g, "measured": report[measured[k][0]][measured[k][1]]} for k, g in GOALS.items()}
+    for goal in report["goals"].values():
+        goal["reached"] = goal["measured"] >= goal["goal"]
+    probe = encoder_probe(ckpt.model, ckpt.tokenizer, args.probe) if args.probe else None
+    if probe:
+        best = max(probe["heads"], key=lambda h: h["score"] if h.get("query") == "pronoun" else -1)
+        print("encoder probe", json.dumps({k: best[k] for k in ("layer", "head", "score")}), probe["n_sentences"])
+    reorderings = find_reorderings(
+        ckpt.model,
+        ckpt.tokenizer,
+        [s for s, _ in load_real("test", ("zh/libreoffice",))][: args.limit],
+        top=6,
+        target_groups=lambda pieces: target_word_groups(pieces, "zh"),
+    )
+    print("reordering examples", json.dumps([r.source for r in reorderings], ensure_ascii=False))
+    everyday = everyday_examples(ckpt, args.limit, args.min_chrf)
+    print("everyday examples", json.dumps([r.to_dict() for r in everyday], ensure_ascii=False))
+    if args.write:
+        train = ckpt.card.get("train_config") or {}
+        names = [n for n in train.get("real_data") or [] if isinstance(n, str) and n.startswith("zh/")]
+        updates = {
+            "zh_eval": report,
+            "real_coref": {"real": report["held_out"], "gimp": report["gimp"]},
+            "source_lang": "en",
+            "target_lang": "zh",
+        }
+        if names:
+            updates["real_data"] = real_data_entry(names, DATA_DIR / "zh" / "MANIFEST.json")
+        if probe:
+            updates["evaluation"] = probe
+        updates["reordering_examples"] = [r.to_dict() for r in reorderings]
+        updates["everyday_examples"] = [r.to_dict() for r in everyday]
+        update_card(args.checkpoint, updates)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""A real browser on an English → Chinese model (issue 34): a heatmap whose query labels are Chinese pieces is
+drawn with real glyphs (no missing-glyph boxes) and its camera icon exports a PNG."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+from browser import launch  # noqa: E402
+from browser import server as streamlit_server  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+HEATMAP = ".attn-heatmap[data-drawn]"
+PAIRS = [
+    ("the book is on the table.", "书在桌子上。"),
+    ("the cat is on the table.", "猫在桌子上。"),
+    ("the book is red.", "书是红色的。"),
+    ("the cat is black.", "猫是黑色的。"),
+    ("i see the cat.", "我看见猫。"),
+    ("i see the book.", "我看见书。"),
+]
+# Two different CJK characters drawn in the heatmap's own font: a missing glyph draws both as the same box
+SAME_GLYPH = """el => {
+  const font = getComputedStyle(el).fontFamily || 'sans-serif';
+  const draw = ch => {
+    const c = document.createElement('canvas'); c.width = 40; c.height = 40;
+    const g = c.getContext('2d'); g.font = `28px ${font}`; g.fillStyle = '#000'; g.fillText(ch, 4, 32);
+    return Array.from(g.getImageData(0, 0, 40, 40).data).join(',');
+  };
+  return draw('书') === draw('猫');
+}"""
+
+pytestmark = [pytest.mark.browser]
+
+
+@pytest.fixture(scope="module")
+def zh_server(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    import torch
+
+    from transformer.checkpoint import update_card
+    from transformer.training import PRESETS, Trainer
+
+    tmp = tmp_path_factory.mktemp("zh-browser")
+    data = tmp / "pairs.tsv"
+    data.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS * 30), encoding="utf-8")
+    cfg = dataclasses.replace(
+        PRESETS["tiny"],
+        data_file=str(data),
+        vocab_size=40,
+        tgt_vocab_size=30,
+        steps=600,
+        batch_tokens=300,
+        snapshot_steps=(),
+        checkpoint_every=1000,
+        warmup_steps=50,
+        lr_factor=1.0,
+        label_smoothing=0.0,
+    )
+    torch.manual_seed(0)
+    root = tmp / "checkpoints"
+    Trainer(cfg, root / "tiny-en-zh").train()
+    update_card(root / "tiny-en-zh", {"source_lang": "en", "target_lang": "zh"})
+    with streamlit_server(ROOT, env={"TRANSFORMER_CHECKPOINTS": str(root)}) as (url, _):
+        yield url
+
+
+def test_a_heatmap_with_chinese_query_labels_draws_real_glyphs_and_exports_a_png(zh_server):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+        page.goto(f"{zh_server}/?ckpt=tiny-en-zh&text=the+book+is+on+the+table.", wait_until="domcontentloaded")
+        expect(page.locator(HEATMAP).first).to_be_visible(timeout=90_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.attn-heatmap[data-drawn]')].some(el => el.__chart &&"
+            " el.__chart.data[0].y.some(s => /[\\u4e00-\\u9fff]/.test(s)))",
+            timeout=90_000,
+        )
+        maps = page.locator(HEATMAP)
+        chinese = None
+        for i in range(maps.count()):
+            rows = maps.nth(i).element_handle().evaluate("el => el.__chart.data[0].y")
+            if any("\u4e00" <= ch <= "\u9fff" for r in rows for ch in r):
+                chinese = maps.nth(i)
+                break
+        assert chinese is not None
+        rows = chinese.element_handle().evaluate("el => el.__chart.data[0].y")
+        assert "书" in "".join(rows) and "桌子" in "".join(rows), rows  # the model's own translation
+        assert not chinese.element_handle().evaluate(SAME_GLYPH), "Chinese pieces draw as missing-glyph boxes"
+        chinese.hover()
+        with page.expect_download() as download:
+            chinese.locator(".attn-button").last.click()
+        path = Path(download.value.path())
+        assert download.value.suggested_filename == "attention.png"
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 5_000
+        (ROOT / "test-artifacts").mkdir(exist_ok=True)
+        (ROOT / "test-artifacts" / "heatmap-en-zh.png").write_bytes(path.read_bytes())
+        page.screenshot(path=str(ROOT / "test-artifacts" / "explorer-en-zh.png"), full_page=True)
+        browser.close()

@@ -104,7 +104,7 @@ def test_aer_per_layer_reports_progress():
     words = [[0], [1], [2]]
     gold = GoldAlignment(frozenset({(0, 0), (2, 1), (1, 2)}), frozenset())
     seen = []
-    result = aer_per_layer(lambda i: [cross, _map([0, 0, 1, 2], 4)], [(words, words, gold)] * 2, seen.append)
+    result = aer_per_layer(lambda i: [cross, _map([0, 2, 1, 1], 4)], [(words, words, gold)] * 2, seen.append)
     assert seen == [0.5, 1.0]
     assert result[AlignMethod.SHIFT][0] == 0.0 and result[AlignMethod.NAIVE][0] == 1.0
     assert result[AlignMethod.NAIVE][1] == 0.0  # the second layer is aligned one step early

@@ -17,8 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 import numpy as np
+import torch
+
+from ..tokenizer import word_groups
 
 Link = tuple[int, int]  # (source word, target word), from 0
 
@@ -44,9 +48,7 @@ def piece_alignment(cross: np.ndarray, method: AlignMethod, n_target: int, n_sou
     return rows.argmax(-1)
 
 
-def word_links(
-    piece_to_source: np.ndarray, source_words: list[list[int]], target_words: list[list[int]]
-) -> set[Link]:
+def word_links(piece_to_source: np.ndarray, source_words: list[list[int]], target_words: list[list[int]]) -> set[Link]:
     """Word links from piece links: source_words / target_words give each word's piece indices."""
     src_word = {p: w for w, pieces in enumerate(source_words) for p in pieces}
     links = set()
@@ -134,7 +136,7 @@ def aer_per_layer(
 
 
 def parse_links(text: str) -> frozenset[Link]:
-    """"0-0 1-2 3-3" (source-target, from 0) → links; raises ValueError on a bad link."""
+    """ "0-0 1-2 3-3" (source-target, from 0) → links; raises ValueError on a bad link."""
     links = set()
     for part in text.split():
         s, sep, t = part.partition("-")
@@ -142,3 +144,88 @@ def parse_links(text: str) -> frozenset[Link]:
             raise ValueError(f"bad link {part!r}: write source-target, e.g. 0-1")
         links.add((int(s), int(t)))
     return frozenset(links)
+
+
+GOLD_FILE = Path(__file__).parent / "data" / "gold_alignments.tsv"
+
+
+@dataclass(frozen=True)
+class GoldSentence:
+    """One gold sentence: the texts (words = whitespace split) and their reference alignment."""
+
+    id: str
+    en: str
+    fr: str
+    gold: GoldAlignment
+
+
+def load_gold(path: Path = GOLD_FILE) -> list[GoldSentence]:
+    """The gold set (docs/alignment-gold.md): a TSV with id, en, fr, sure, possible; raises ValueError."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        header = fh.readline().rstrip("\n").split("\t")
+        if header != ["id", "en", "fr", "sure", "possible"]:
+            raise ValueError(f"{path}: expected the columns id, en, fr, sure, possible; found {header}")
+        for number, line in enumerate(fh, start=2):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 5:
+                raise ValueError(f"{path}:{number}: expected 5 columns, found {len(parts)}")
+            sid, en, fr, sure, possible = parts
+            gold = GoldAlignment(parse_links(sure), parse_links(possible))
+            n_en, n_fr = len(en.split()), len(fr.split())
+            if any(s >= n_en or t >= n_fr for s, t in gold.possible):
+                raise ValueError(f"{path}:{number}: a link points past the sentence's words")
+            out.append(GoldSentence(sid, en, fr, gold))
+    return out
+
+
+def cross_attention(model, src_ids: list[int], tgt_in: list[int]) -> list[np.ndarray]:
+    """Teacher-forced cross-attention of one pair, per decoder layer, heads averaged: [(T, S)]."""
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        out = model(
+            torch.tensor([src_ids], device=device), torch.tensor([tgt_in], device=device), return_attention=True
+        )
+    return [w[0].float().mean(0).cpu().numpy() for w in out.attention.cross]
+
+
+def sentence_words(
+    tokenizer, sentence: GoldSentence
+) -> tuple[list[int], list[int], list[list[int]], list[list[int]]] | None:
+    """(source ids, decoder input, source words' pieces, target words' pieces); None where the pieces'
+    words do not match the whitespace words the gold set counts."""
+    src_ids = tokenizer.source_ids(sentence.en)
+    tgt_in, tgt_out = tokenizer.target_ids(sentence.fr)
+    src_words = word_groups(tokenizer.source_pieces(src_ids[:-1]))
+    tgt_words = word_groups(tokenizer.target_pieces(tgt_out[:-1]))
+    if len(src_words) != len(sentence.en.split()) or len(tgt_words) != len(sentence.fr.split()):
+        return None
+    return src_ids, tgt_in, src_words, tgt_words
+
+
+@dataclass(frozen=True)
+class AerReport:
+    """AER per method and decoder layer over a gold set, and how many sentences it read."""
+
+    aer: dict[AlignMethod, list[float]]
+    sentences: int
+    skipped: int  # sentences too long for the model, or whose pieces do not make the gold set's words
+
+
+def gold_aer(
+    model, tokenizer, gold: list[GoldSentence], progress: Callable[[float], None] = lambda fraction: None
+) -> AerReport:
+    """AER per decoder layer, naive and Shift-Att, of a model on a gold set (teacher-forced reference)."""
+    items, inputs = [], []
+    max_len = model.config.max_len
+    for sentence in gold:
+        words = sentence_words(tokenizer, sentence)
+        if words is None or len(words[0]) > max_len or len(words[1]) > max_len:
+            continue
+        src_ids, tgt_in, src_words, tgt_words = words
+        items.append((src_words, tgt_words, sentence.gold))
+        inputs.append((src_ids, tgt_in))
+    if not items:
+        raise ValueError("no gold sentence fits this model (length, or word pieces)")
+    result = aer_per_layer(lambda i: cross_attention(model, *inputs[i]), items, progress)
+    return AerReport(result, len(items), len(gold) - len(items))

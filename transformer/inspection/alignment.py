@@ -22,8 +22,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..tokenizer import word_groups
-
 Link = tuple[int, int]  # (source word, target word), from 0
 
 
@@ -189,6 +187,18 @@ def cross_attention(model, src_ids: list[int], tgt_in: list[int]) -> list[np.nda
     return [w[0].float().mean(0).cpu().numpy() for w in out.attention.cross]
 
 
+def _whitespace_words(pieces: list[str]) -> list[list[int]]:
+    """Pieces grouped into whitespace words: a piece starting with "▁" opens a word (an <unk> joins the
+    word it is in, unlike tokenizer.word_groups, which keeps special pieces apart)."""
+    groups: list[list[int]] = []
+    for i, p in enumerate(pieces):
+        if not groups or p.startswith("▁"):
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups
+
+
 def sentence_words(
     tokenizer, sentence: GoldSentence
 ) -> tuple[list[int], list[int], list[list[int]], list[list[int]]] | None:
@@ -196,8 +206,8 @@ def sentence_words(
     words do not match the whitespace words the gold set counts."""
     src_ids = tokenizer.source_ids(sentence.en)
     tgt_in, tgt_out = tokenizer.target_ids(sentence.fr)
-    src_words = word_groups(tokenizer.source_pieces(src_ids[:-1]))
-    tgt_words = word_groups(tokenizer.target_pieces(tgt_out[:-1]))
+    src_words = _whitespace_words(tokenizer.source_pieces(src_ids[:-1]))
+    tgt_words = _whitespace_words(tokenizer.target_pieces(tgt_out[:-1]))
     if len(src_words) != len(sentence.en.split()) or len(tgt_words) != len(sentence.fr.split()):
         return None
     return src_ids, tgt_in, src_words, tgt_words

@@ -3,6 +3,7 @@ on the shipped model and on a tiny random Marian import."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -107,3 +108,14 @@ def test_the_norm_and_alignment_tabs_render_on_a_tiny_random_marian_import(tiny_
     for name, keys in (("hlb.norms", {"hlb_norm_map", "hlb_disagree_cross"}), ("hlb.align", {"hlb_aer"})):
         at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name))
         assert keys <= set(figures(at)), name
+
+
+@shipped
+def test_the_explorer_switches_to_norm_weighted_maps():
+    at = run(app())  # the explorer, its heads tab
+    before = figures(at)["head_cross"]
+    at.session_state["hlb_explorer_norm"] = True
+    run(at)
+    after = figures(at)["head_cross"]
+    assert "‖α f(x)‖" in json.dumps(after, ensure_ascii=False)
+    assert json.dumps(before) != json.dumps(after)

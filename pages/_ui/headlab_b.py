@@ -138,8 +138,7 @@ def norms_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
     st.markdown(tr("hlb.norms_intro"))
     head = head_picker(PICK, ckpt, tr, kinds=KINDS)
     normed = st.toggle(tr("hlb.norm_toggle"), value=True, key="hlb_norm")
-    labels = tuple((k, a.labels(k)) for k in KINDS)
-    ctx = cache.memo(_norm_context, ckpt.model, tuple(a.source_ids), tuple(a.decoder_ids), labels)
+    ctx = norm_context(ckpt, a)
     show(NormView(head, normed), ctx, tr, "hlb_norm_map")
     raw, nw = ctx.maps[head.kind]
     differ = raw[head.layer, head.head].argmax(-1) != nw[head.layer, head.head].argmax(-1)
@@ -318,3 +317,19 @@ def align_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
 
 
 RENDER = {"hlb.norms": norms_tab, "hlb.align": align_tab}
+
+
+def norm_context(ckpt: Checkpoint, a: Analysis) -> NormContext:
+    """The sentence's raw and norm-weighted maps (the model's own translation, teacher-forced)."""
+    labels = tuple((k, a.labels(k)) for k in KINDS)
+    return cache.memo(_norm_context, ckpt.model, tuple(a.source_ids), tuple(a.decoder_ids), labels)
+
+
+def explorer_toggle(tr: Translator) -> bool:
+    """The explorer's switch between raw weights and ‖α f(x)‖."""
+    return st.toggle(tr("hlb.norm_toggle"), value=False, key="hlb_explorer_norm")
+
+
+def show_norm_head(head: HeadId, ctx, tr: Translator, key: str) -> None:
+    """The explorer's head map weighted by the norm (ctx: the explorer's view context)."""
+    show(NormView(head, True), norm_context(ctx.checkpoint, ctx.analysis), tr, key)

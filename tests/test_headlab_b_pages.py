@@ -114,6 +114,8 @@ def test_the_norm_and_alignment_tabs_render_on_a_tiny_random_marian_import(tiny_
 def test_the_explorer_switches_to_norm_weighted_maps():
     at = run(app())  # the explorer, its heads tab
     before = figures(at)["head_cross"]
+    buttons = {el.proto.id.rsplit("-", 1)[-1] for el in at.get("download_button")}
+    assert {"head_cross_csv", "head_cross_svg", "head_encoder_svg"} <= buttons  # every view: CSV and SVG
     at.session_state["hlb_explorer_norm"] = True
     run(at)
     after = figures(at)["head_cross"]

@@ -35,19 +35,12 @@ from .i18n import Translator
 from .research import _heldout, with_progress
 from .session import PICK, Subject
 from .views import Matrix, Tr, View, kind_name
-from .widgets import csv_button, head_picker, plot
+from .widgets import csv_button, head_picker, plot, svg_button
 
 TABS = ("hlb.norms", "hlb.align")
 NORM_SENTENCES = 100  # held-out sentences of the disagreement statement
 KINDS = list(AttentionKind)
 METHOD_LABEL = {AlignMethod.NAIVE: "naive", AlignMethod.SHIFT: "Shift-Att"}
-
-
-def svg_button(text: str, file_name: str, key: str, tr: Translator) -> None:
-    """The SVG (vector) download under a figure."""
-    st.download_button(
-        tr("hlb.svg"), text, file_name=f"{file_name}.svg", mime="image/svg+xml", key=key, on_click="ignore"
-    )
 
 
 def show(view: View, ctx, tr: Translator, key: str) -> None:

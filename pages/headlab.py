@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pages._ui import cache, figures, research
+from pages._ui import cache, figures, headlab_b, research
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_kind, no_probe_set
 from pages._ui.sentence import sentence_analysis
@@ -49,7 +49,7 @@ from transformer.inspection.heads import STATISTICS, head_statistics, rollout
 from transformer.layout import snapshots
 from transformer.options import CallOptions, HeadMask
 
-TABS = ("statistics", "probe", "ablation", "rollout", "training", *research.TABS)
+TABS = ("statistics", "probe", "ablation", "rollout", "training", *research.TABS, *headlab_b.TABS)
 PROBE_N = 300
 KINDS = list(AttentionKind)
 
@@ -283,6 +283,7 @@ RENDER = {
     "rollout": rollout_tab,
     "training": training_tab,
     **research.RENDER,  # roles, importance and pruning, logit lens (pages/_ui/research.py)
+    **headlab_b.RENDER,  # norm-weighted attention, alignment (pages/_ui/headlab_b.py)
 }
 
 

@@ -11,7 +11,7 @@ import streamlit as st
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 
-from . import figures
+from . import figures, svg
 from .export import table_csv
 from .i18n import Translator
 from .probe import default_head
@@ -52,9 +52,18 @@ def csv_button(text: str | Callable[[], str], file_name: str, key: str, tr: Tran
 
 def show_view(view: View, ctx: ViewContext, tr: Translator, key: str, csv: bool = True) -> None:
     """A view's figure, and a button that downloads the same matrix as CSV."""
-    plot(view.figure(ctx, tr), key)
+    fig = view.figure(ctx, tr)
+    plot(fig, key)
     if csv:  # written when clicked: three heads' CSVs cost a new sentence ~7 ms of the server's CPU
         csv_button(functools.partial(view.csv, ctx), view.file_name(), f"{key}_csv", tr)
+    svg_button(functools.partial(svg.figure_svg, fig), view.file_name(), f"{key}_svg", tr)
+
+
+def svg_button(text: str | Callable[[], str], file_name: str, key: str, tr: Translator) -> None:
+    """The SVG (vector) download of a figure, written by svg.py when clicked (PNG: the figure's camera icon)."""
+    st.download_button(
+        tr("hlb.svg"), text, file_name=f"{file_name}.svg", mime="image/svg+xml", key=key, on_click="ignore"
+    )
 
 
 def ensure_choice(key: str, options: Sequence, default) -> None:

@@ -1,0 +1,123 @@
+"""The head lab's norm-weighted attention and alignment tabs, their SVG/CSV exports, and the gold set;
+on the shipped model and on a tiny random Marian import."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from apptest import app, figures, node_text, run
+
+from pages._ui import figures as F
+from pages._ui import svg
+from transformer.attention import AttentionKind
+from transformer.checkpoint import load_checkpoint
+from transformer.inspection.alignment import AlignMethod, gold_aer, load_gold
+from transformer.inspection.norms import disagreement, sentence_maps
+from transformer.layout import DEFAULT_CHECKPOINT
+
+shipped = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shipped checkpoint is missing")
+
+
+def _svg_root(text: str) -> ET.Element:
+    root = ET.fromstring(text)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    return root
+
+
+def test_svg_export_is_valid_svg():
+    tr = lambda key, **kw: key  # noqa: E731
+    m = np.array([[0.2, 0.8], [float("-inf"), 1.0]])
+    heat = F.attention_heatmap(m, ["<s>", "a&b"], ["x", "</s>"], tr, "t <b>")
+    root = _svg_root(svg.figure_svg(heat))
+    rects = root.findall("{http://www.w3.org/2000/svg}rect")
+    assert len(rects) == 1 + 4  # the background and one per cell
+    assert "&lt;/s&gt;" in svg.figure_svg(heat)  # tokens are text, not markup
+    line = F.line_chart({"naive": ([0, 1, 2], [0.7, 0.2, 0.1])}, "AER", x_title="layer", y_title="AER")
+    root = _svg_root(svg.figure_svg(line))
+    assert root.findall("{http://www.w3.org/2000/svg}polyline")
+    root = _svg_root(svg.links_svg(["the", "cat"], ["le", "chat"], {(0, 0), (1, 1)}, "x", gold={(0, 0)}))
+    lines = root.findall("{http://www.w3.org/2000/svg}line")
+    assert len(lines) == 2 and sum("stroke-dasharray" in ln.attrib for ln in lines) == 1
+
+
+def test_the_gold_set_is_well_formed():
+    gold = load_gold()
+    assert len(gold) >= 100
+    assert len({g.id for g in gold}) == len(gold)
+    for g in gold:
+        assert g.gold.sure, g.id  # every sentence has sure links
+        assert g.gold.sure <= g.gold.possible
+
+
+@pytest.fixture(scope="module")
+def tiny_marian_root(tmp_path_factory):
+    from marian_fixture import make_marian_folder
+
+    from transformer.cli import main
+
+    src = make_marian_folder(tmp_path_factory.mktemp("hf") / "tiny-marian")
+    root = tmp_path_factory.mktemp("root")
+    assert main(["import-marian", str(src), "--out", str(root / "tiny-marian")]) == 0
+    return root
+
+
+def test_norms_and_aer_on_a_tiny_random_marian_import(tiny_marian_root):
+    ckpt = load_checkpoint(tiny_marian_root / "tiny-marian")
+    tok = ckpt.tokenizer
+    src, (tgt_in, _) = tok.source_ids("The dog was tired."), tok.target_ids("Le chien était fatigué.")
+    maps = sentence_maps(ckpt.model, src, tgt_in)
+    raw, normed = maps[AttentionKind.CROSS]
+    assert raw.shape == normed.shape == (ckpt.config.n_decoder_layers, ckpt.config.n_heads, len(tgt_in), len(src))
+    np.testing.assert_allclose(raw.sum(-1), 1.0, atol=1e-5)
+    d = disagreement(ckpt.model, tok, [("The dog was tired.", "Le chien était fatigué.")])
+    assert d.sentences == 1 and all(0 <= d.overall(k) <= 1 for k in AttentionKind)
+    seen = []
+    report = gold_aer(ckpt.model, tok, load_gold()[:5], seen.append)
+    assert seen[-1] == 1.0 and report.sentences + report.skipped == 5
+    assert set(report.aer) == set(AlignMethod)
+    assert all(len(v) == ckpt.config.n_decoder_layers for v in report.aer.values())
+
+
+@shipped
+def test_the_norm_and_alignment_tabs_render_on_the_default_model():
+    at = run(app("headlab", lab_tab="hlb.norms"))
+    figs = figures(at)
+    assert {"hlb_norm_map", "hlb_disagree_encoder", "hlb_disagree_cross"} <= set(figs)
+    assert "%" in node_text(at.get_by_key("hlb_norm_finding"))
+    at.session_state["hlb_norm"] = False
+    run(at)
+    assert "hlb_norm_map" in figures(at)
+    at.session_state["lab_tab"] = "hlb.align"
+    run(at)
+    figs = figures(at)
+    assert {"hlb_aer", "hlb_links"} <= set(figs)
+    assert len(figs["hlb_aer"]["data"]) == 2  # naive and Shift-Att
+    assert "AER" in node_text(at.get_by_key("hlb_aer_finding"))
+    at.session_state["hlb_method"] = "naive"
+    run(at)
+    assert "hlb_links" in figures(at)
+
+
+@pytest.mark.slow
+def test_the_norm_and_alignment_tabs_render_on_a_tiny_random_marian_import(tiny_marian_root, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tiny_marian_root))
+    text = "The dog was too tired, so it stayed home."
+    for name, keys in (("hlb.norms", {"hlb_norm_map", "hlb_disagree_cross"}), ("hlb.align", {"hlb_aer"})):
+        at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name))
+        assert keys <= set(figures(at)), name
+
+
+@shipped
+def test_the_explorer_switches_to_norm_weighted_maps():
+    at = run(app())  # the explorer, its heads tab
+    before = figures(at)["head_cross"]
+    buttons = {el.proto.id.rsplit("-", 1)[-1] for el in at.get("download_button")}
+    assert {"head_cross_csv", "head_cross_svg", "head_encoder_svg"} <= buttons  # every view: CSV and SVG
+    at.session_state["hlb_explorer_norm"] = True
+    run(at)
+    after = figures(at)["head_cross"]
+    assert "‖α f(x)‖" in json.dumps(after, ensure_ascii=False)
+    assert json.dumps(before) != json.dumps(after)

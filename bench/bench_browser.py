@@ -35,12 +35,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_load import SENTENCES  # noqa: E402
-from browser import PROFILE_HOOKS, REDRAWN, REDRAWN_NOTED, cpu_seconds, descendants, launch, machine, server  # noqa: E402
+from browser import PROFILE_HOOKS, cpu_seconds, descendants, launch, machine, server, wait_redrawn  # noqa: E402
 
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
 HEATMAP = ".js-plotly-plot .heatmaplayer image, .attn-heatmap[data-drawn]"
@@ -53,7 +54,16 @@ VIEWPORT = {"width": 1500, "height": 1100}
 PARTS = ("key", "server", "browser", "charts", "long tasks", "calls", "kB in", "server CPU", "chromium CPU")
 
 
-def expected_translations() -> dict[str, str]:
+class Expected(NamedTuple):
+    """What the page shows once a sentence is redrawn: its translation, and its source pieces as the model's
+    tokenizer cuts them (joined by spaces: what a chart's axis shows; "trophy" is "▁troph y", so a word is
+    no marker)."""
+
+    translation: str
+    pieces: str
+
+
+def expected_translations() -> dict[str, Expected]:
     import torch
 
     from transformer.analysis import analyse
@@ -61,12 +71,12 @@ def expected_translations() -> dict[str, str]:
     from transformer.layout import DEFAULT_CHECKPOINT
 
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    out = {}
     with torch.inference_mode():
-        return {s: analyse(ckpt.model, ckpt.tokenizer, s).translation for s in SENTENCES[:8] + [FLAGSHIP]}
-
-
-def marker_of(sentence: str) -> str:
-    return "▁" + sentence.split()[1]  # the first noun's piece
+        for s in SENTENCES[:8] + [FLAGSHIP]:
+            a = analyse(ckpt.model, ckpt.tokenizer, s)
+            out[s] = Expected(a.translation, " ".join(a.source_pieces[:-1]))  # </s> last
+    return out
 
 
 def charts(p: dict) -> list[tuple[float, float]]:
@@ -108,7 +118,7 @@ def visit_breakdown(page) -> dict[str, float]:
     return {"page": sent, "server": last - sent, "browser": p["done"] - last, "charts": drawn}
 
 
-def measure(url: str, server_pid: int, translations: dict[str, str], repeat: int):
+def measure(url: str, server_pid: int, translations: dict[str, Expected], repeat: int):
     """The three timings of the module's docstring, and the profile of each new sentence."""
     from playwright.sync_api import sync_playwright
 
@@ -121,7 +131,9 @@ def measure(url: str, server_pid: int, translations: dict[str, str], repeat: int
         page = browser.new_page(viewport=VIEWPORT)
         page.add_init_script(PROFILE_HOOKS)
         page.goto(url, wait_until="domcontentloaded")
-        page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], None, 3], timeout=120_000)
+        flagship = translations[FLAGSHIP]
+        wait_redrawn(page, sentence=FLAGSHIP, expected=flagship.translation, marker=None, min_charts=3,
+                     timeout_ms=120_000, polling=100)
         box = page.get_by_label("Sentence (English)")
         for i in range(repeat):
             sentence = SENTENCES[i % 8]
@@ -130,18 +142,20 @@ def measure(url: str, server_pid: int, translations: dict[str, str], repeat: int
             cpu = cpu_seconds(server_pids), cpu_seconds(chromium)
             t = time.perf_counter()
             box.press("Control+Enter")
-            page.wait_for_function(REDRAWN_NOTED, arg=[translations[sentence], marker_of(sentence), 3], polling="raf")
+            new = translations[sentence]
+            wait_redrawn(page, sentence=sentence, expected=new.translation, marker=new.pieces, min_charts=3, note=True)
             times["new sentence"].append(time.perf_counter() - t)
             cpu = cpu_seconds(server_pids) - cpu[0], cpu_seconds(chromium) - cpu[1]
             parts.append({**breakdown(page), "server CPU": cpu[0] * 1e3, "chromium CPU": cpu[1] * 1e3})
         box.fill(FLAGSHIP)
         box.press("Control+Enter")
-        page.wait_for_function(REDRAWN, arg=[translations[FLAGSHIP], "▁animal", 3], timeout=60_000)
+        wait_redrawn(page, sentence=FLAGSHIP, expected=flagship.translation, marker=flagship.pieces, min_charts=3,
+                     timeout_ms=60_000)
         for _ in range(repeat):
             for name, charts in (("All heads", 2), ("Heads", 3)):
                 t = time.perf_counter()
                 page.get_by_role("tab", name=name, exact=True).click()
-                page.wait_for_function(REDRAWN, arg=[None, None, charts], polling="raf")
+                wait_redrawn(page, sentence=None, expected=None, marker=None, min_charts=charts)
                 if name == "All heads":
                     times["tab switch"].append(time.perf_counter() - t)
         # a second browser tab: the same browser (its HTTP cache), a new Streamlit session

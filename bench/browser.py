@@ -23,26 +23,110 @@ CHROMIUM_ARGS = [
     "--disable-quic",
 ]
 
-# True once the script has finished, nothing is stale, `expected` is on the page and every visible chart
-# whose axes name source pieces shows `marker` (i.e. plotly, or the app's canvas heatmap, has drawn the new data).
-REDRAWN = """([expected, marker, minCharts]) => {
+# A chart's axis names (its first trace's x, and the x axis' tick texts), joined by spaces, HTML entities undone.
+_AXIS_NAMES = """p => {
+    const d = ((p.__chart || p).data || [])[0] || {};
+    const ax = (p.layout && p.layout.xaxis) || {};
+    return [].concat(d.x || [], ax.ticktext || []).join(' ')
+      .replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&#39;/g, "'")
+      .replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  }"""
+_VISIBLE_CHARTS = (
+    "[...document.querySelectorAll('.js-plotly-plot, .attn-heatmap')].filter(p => p.offsetParent !== null)"
+)
+_DRAWN = (
+    "p => p.__chart ? !!p.dataset.drawn"
+    " : !!p.querySelector('.heatmaplayer image, .barlayer path, .scatterlayer path')"
+)
+
+# True once the script has finished, nothing is stale, `expected` is on the page and a visible chart's axis
+# names hold `marker` (the new sentence's pieces, as the model's tokenizer cuts them: what changes on the
+# axes when the new data is drawn), with every visible chart drawn (plotly, or the app's canvas heatmap).
+REDRAWN = f"""([expected, marker, minCharts]) => {{
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app || app.getAttribute('data-test-script-state') === 'running') return false;
   if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return false;
   if (expected && !document.body.innerText.includes(expected)) return false;
-  const plots = [...document.querySelectorAll('.js-plotly-plot, .attn-heatmap')].filter(p => p.offsetParent !== null);
+  const plots = {_VISIBLE_CHARTS};
   if (plots.length < minCharts) return false;
-  const drawn = p => p.__chart ? !!p.dataset.drawn
-    : !!p.querySelector('.heatmaplayer image, .barlayer path, .scatterlayer path');
-  if (!plots.every(drawn)) return false;
+  if (!plots.every({_DRAWN})) return false;
   if (!marker) return true;
-  const names = p => {
-    const d = ((p.__chart || p).data || [])[0] || {};
-    const ax = (p.layout && p.layout.xaxis) || {};
-    return [].concat(d.x || [], ax.ticktext || []).join(' ');
-  };
+  const names = {_AXIS_NAMES};
   return plots.some(p => names(p).includes(marker));
-}"""
+}}"""
+
+# What REDRAWN looked at, for the message when it never held.
+REDRAWN_STATE = f"""([expected, marker, minCharts]) => {{
+  const app = document.querySelector('[data-testid="stApp"]');
+  const plots = {_VISIBLE_CHARTS};
+  const names = {_AXIS_NAMES};
+  return {{
+    script: app ? app.getAttribute('data-test-script-state') : null,
+    stale: document.querySelectorAll('[data-testid="stElementContainer"][data-stale="true"]').length,
+    shown: expected ? document.body.innerText.includes(expected) : null,
+    charts: plots.length,
+    drawn: plots.filter({_DRAWN}).length,
+    axes: plots.map(names).map(s => s.slice(0, 160)),
+  }};
+}}"""
+
+
+class RedrawTimeout(RuntimeError):
+    """The page never showed the new sentence redrawn; the message says which sentence and what was missing."""
+
+
+def describe_wait(sentence: str | None, expected: str | None, marker: str | None, min_charts: int) -> str:
+    """What wait_redrawn waits for, in words."""
+    wanted = ["the script finished", "no stale element"]
+    if expected:
+        wanted.append(f"the translation {expected!r} on the page")
+    wanted.append(f"at least {min_charts} visible chart(s), all drawn")
+    if marker:
+        wanted.append(f"a chart's axis showing the pieces {marker!r}")
+    about = f"the sentence {sentence!r}" if sentence else "the page"
+    return f"{about} redrawn: " + ", ".join(wanted)
+
+
+def describe_state(state: dict, marker: str | None, min_charts: int) -> str:
+    """What the page showed instead (REDRAWN_STATE's answer), in words."""
+    seen = [f"script {state.get('script')!s}", f"{state.get('stale', 0)} stale element(s)"]
+    if state.get("shown") is not None:
+        seen.append("the translation shown" if state["shown"] else "the translation NOT shown")
+    seen.append(f"{state.get('charts', 0)} visible chart(s) (wanted {min_charts}), {state.get('drawn', 0)} drawn")
+    if marker:
+        axes = state.get("axes") or []
+        held = any(marker in a for a in axes)
+        seen.append(f"the pieces {'found' if held else 'NOT found'} on the axes {axes!r}")
+    return "; ".join(seen)
+
+
+def wait_redrawn(
+    page,
+    *,
+    sentence: str | None,
+    expected: str | None,
+    marker: str | None,
+    min_charts: int,
+    timeout_ms: float = 30_000,
+    polling="raf",
+    note: bool = False,
+) -> None:
+    """Wait until REDRAWN holds (REDRAWN_NOTED with note=True); on a timeout raise RedrawTimeout naming the
+    sentence, what was waited for and what the page showed instead."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    arg = [expected, marker, min_charts]
+    try:
+        page.wait_for_function(REDRAWN_NOTED if note else REDRAWN, arg=arg, timeout=timeout_ms, polling=polling)
+    except PlaywrightTimeout as e:
+        try:
+            seen = describe_state(page.evaluate(REDRAWN_STATE, arg), marker, min_charts)
+        except Exception as inner:  # the page itself is gone
+            seen = f"the page could not be read ({inner.__class__.__name__}: {inner})"
+        raise RedrawTimeout(
+            f"waited {timeout_ms / 1e3:.0f} s for {describe_wait(sentence, expected, marker, min_charts)}. "
+            f"The page showed: {seen}."
+        ) from e
 
 
 # Installed before the app's own scripts (page.add_init_script): records, on the page's clock

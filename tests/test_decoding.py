@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -9,6 +10,7 @@ from transformer.decoding import beam_search, greedy_decode, greedy_decode_batch
 from transformer.tokenizer import BOS_ID, EOS_ID
 
 
+@pytest.mark.slow  # trains or re-measures
 def test_tiny_model_overfits_a_small_batch():
     torch.manual_seed(0)
     cfg = TransformerConfig.preset("tiny", vocab_size=20, dropout=0.0)

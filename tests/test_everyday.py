@@ -277,6 +277,7 @@ def test_en_fr_preset_continues_the_default_on_everyday_text():
     assert card["train_config"]["model_overrides"] == cfg.model_overrides
 
 
+@pytest.mark.slow  # trains
 def test_the_cards_vocabulary_counts_a_repeated_corpus_once(tmp_path):
     """The unseen- and rare-word notes read the card's vocabulary: the everyday words are in it, counted once
     however much real_repeat weights them."""

@@ -46,6 +46,7 @@ def test_confidence_vs_chrf_correlates_and_writes(tiny, capsys):
     assert entry["n_sentences"] == 8 and -1 <= entry["mean_log_prob_vs_chrf"]["spearman"] <= 1
 
 
+@pytest.mark.slow  # trains or re-measures
 def test_everyday_examples_writes_what_pick_chose(tiny):
     # the tiny model translates no everyday sentence well: with no chrF floor it still picks, by computation
     assert _script("everyday_examples").main([str(tiny), "--n", "2", "--min-chrf", "0", "--write"]) == 0

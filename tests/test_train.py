@@ -51,6 +51,7 @@ class Recorder(TrainCallback):
         self.ended = result
 
 
+@pytest.mark.slow  # trains or re-measures
 def test_callbacks_metrics_log_and_snapshots(tmp_path):
     rec = Recorder()
     out = tmp_path / "run"
@@ -73,6 +74,7 @@ def test_callbacks_metrics_log_and_snapshots(tmp_path):
     assert not (out / "last").exists()
 
 
+@pytest.mark.slow  # trains or re-measures
 def test_existing_checkpoint_needs_overwrite(tmp_path):
     out = tmp_path / "run"
     Trainer(dataclasses.replace(TINY, steps=3), out).train()
@@ -82,6 +84,7 @@ def test_existing_checkpoint_needs_overwrite(tmp_path):
     assert load_checkpoint(out).card["step"] == 4
 
 
+@pytest.mark.slow  # trains or re-measures
 def test_interrupted_run_resumes_exactly(tmp_path):
     straight = tmp_path / "straight"
     Trainer(TINY, straight).train()
@@ -370,6 +373,7 @@ def test_mixed_precision_stays_float32_where_bfloat16_is_emulated(tmp_path, monk
     assert load_checkpoint(out).card["precision"] == "float32"
 
 
+@pytest.mark.slow  # trains or re-measures
 def test_a_time_limit_ends_the_run_complete(tmp_path, monkeypatch):
     """With time_limit_s the loop ends once that much time has passed, and the run is final, not resumable."""
     import transformer.training.loop as loop

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
+import pytest
 import torch
 
 from transformer.checkpoint import load_checkpoint
@@ -141,6 +142,7 @@ def test_en_zh_preset():
     assert set(cfg.real_data) <= set(real.real_files()) and cfg.corpus.n_examples == 0
 
 
+@pytest.mark.slow  # trains
 def test_en_zh_preset_runs_and_resumes(tmp_path):
     """Three steps of the preset (small batches; the everyday corpus alone and 2,000 + 4,000-piece vocabularies, so that
     it takes seconds on two cores), stopped after step 2 and resumed from last/."""
@@ -174,6 +176,7 @@ def test_en_zh_preset_runs_and_resumes(tmp_path):
     assert ckpt.card["step"] == 3
 
 
+@pytest.mark.slow  # trains
 def test_a_tiny_model_learns_to_write_chinese(tmp_path):
     data = tmp_path / "pairs.tsv"
     data.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS * 30), encoding="utf-8")

@@ -17,7 +17,7 @@ MAX_ALPHA = 10.0  # a card may choose another α on its own dev set (checkpoint.
 
 
 @dataclass
-class Decoded:
+class DecodeResult:
     """One decoded sequence and the attention the model paid while producing it.
 
     tokens: the produced ids (EOS included when reached), without the start token.
@@ -60,7 +60,9 @@ def next_log_probs(model: Transformer, logits: Tensor) -> Tensor:
     return logp
 
 
-def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float, options: CallOptions) -> Decoded:
+def _with_attention(
+    model: Transformer, src: Tensor, tokens: list[int], score: float, options: CallOptions
+) -> DecodeResult:
     """Re-run the produced sequence with teacher forcing to collect its attention.
 
     In eval mode the decoder is causal, so row t equals what decoding step t saw.
@@ -68,7 +70,7 @@ def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: f
     decoder_input = [model.config.bos_id] + tokens[:-1]
     tgt = torch.tensor([decoder_input], dtype=torch.long, device=src.device)
     out = model(src, tgt, options=options, return_attention=True)
-    return Decoded(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
+    return DecodeResult(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
 
 
 @torch.no_grad()
@@ -80,7 +82,7 @@ def greedy_decode(
     use_cache: bool = True,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
-) -> Decoded:
+) -> DecodeResult:
     """Pick the most probable token at each step.
 
     Shape: src (1, S) token ids.
@@ -105,7 +107,7 @@ def greedy_decode(
             break
         ys = torch.cat([ys, torch.tensor([[nxt]], device=src.device)], dim=1)
     if not return_attention:
-        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, score)
+        return DecodeResult(tokens, [model.config.bos_id] + tokens[:-1], None, score)
     return _with_attention(model, src, tokens, score, options)
 
 
@@ -155,7 +157,7 @@ def beam_search(
     alpha: float = PAPER_ALPHA,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
-) -> Decoded:
+) -> DecodeResult:
     """Beam search with length penalty α (§6.1: beam 4, α 0.6). beam_size=1 is greedy decoding.
 
     Shape: src (1, S) token ids.
@@ -192,7 +194,7 @@ def beam_search(
         finished = [(s / length_penalty(len(b), alpha), s, b) for s, b in zip(scores.tolist(), beams)]
     _, raw, tokens = max(finished, key=lambda f: f[0])
     if not return_attention:
-        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
+        return DecodeResult(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
     return _with_attention(model, src, tokens, raw, options)
 
 
@@ -207,7 +209,7 @@ def beam_search_hf(
     early_stopping: bool = False,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
-) -> Decoded:
+) -> DecodeResult:
     """Beam search by Hugging Face's rules (``generate(num_beams=...)``), to check imported models against it.
 
     The differences from :func:`beam_search` (the paper's §6.1): a hypothesis scores
@@ -264,7 +266,7 @@ def beam_search_hf(
             break
     tokens, raw = done_seqs[0], float(done_scores[0]) * len(done_seqs[0]) ** length_penalty
     if not return_attention:
-        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
+        return DecodeResult(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
     return _with_attention(model, src, tokens, raw, options)
 
 
@@ -277,7 +279,7 @@ def translate_ids(
     options: CallOptions = DEFAULT,
     *,
     alpha: float = PAPER_ALPHA,
-) -> Decoded:
+) -> DecodeResult:
     """Decode one source sentence given as ids (EOS included: see Tokenizer.source_ids).
 
     beam_size 1 is greedy decoding; above it, beam search with length penalty alpha."""

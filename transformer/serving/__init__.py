@@ -1,7 +1,7 @@
 """Serving analyses to many sessions: one padded model pass for the requests that arrive together.
 
 - ``analyse_batch``: the batched computation (equal to ``analysis.analyse`` per sentence).
-- ``Decoding``: the same, for sentences that join while others decode (continuous batching).
+- ``RunningBatch``: the same, for sentences that join while others decode (continuous batching).
 - ``Batcher``: the in-process batcher (a worker thread; the app's default).
 - ``ray_serve``: the same batched analysis as a Ray Serve deployment, for a class that outgrows
   one server ($TRANSFORMER_RAY_ADDRESS; imported only then).
@@ -12,18 +12,18 @@ Nothing here imports streamlit.
 
 from __future__ import annotations
 
-from .backends import BACKEND_ENV, RAY_ADDRESS_ENV, Backend, Batched, Direct, backend_from_env
-from .batched import Decoding, analyse_batch
+from .backends import BACKEND_ENV, RAY_ADDRESS_ENV, Backend, BatcherBackend, Direct, backend_from_env
 from .batcher import Batcher
+from .running_batch import RunningBatch, analyse_batch
 
 __all__ = [
     "BACKEND_ENV",
     "RAY_ADDRESS_ENV",
     "Backend",
-    "Batched",
+    "BatcherBackend",
     "Batcher",
-    "Decoding",
     "Direct",
+    "RunningBatch",
     "analyse_batch",
     "backend_from_env",
 ]

@@ -1,6 +1,6 @@
 """A batcher between the sessions and the model: requests that arrive within a few milliseconds
 of each other start as one padded batch, requests that arrive while it decodes join it at its next
-step (continuous batching, ``Decoding``), and each caller gets its own result as soon as its
+step (continuous batching, ``RunningBatch``), and each caller gets its own result as soon as its
 sentence ends.
 
 - One worker thread runs the model; callers wait on a Future. It never touches Streamlit.
@@ -31,7 +31,7 @@ from ..decoding import PAPER_ALPHA
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer
-from .batched import Decoding, analyse_batch, batchable
+from .running_batch import RunningBatch, analyse_batch, batchable
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class Batcher:
         window_s: how long a batch waits, from its first request, for more.
         max_sentences, max_pieces: the caps of one batch.
         run: a whole-batch computation (like analyse_batch; tests pass a spy), run once per batch with no
-            joining; by default batches decode continuously (Decoding), and requests join them.
+            joining; by default batches decode continuously (RunningBatch), and requests join them.
         threads: the worker thread's intra-op threads for a batch of several requests (torch's setting is
             per thread: the pages keep theirs). A batch of one runs on one thread: its matrices are a
             single row wide, and when the same cores also run a browser (one user on a laptop), two
@@ -230,11 +230,11 @@ class Batcher:
         """Decode batch, letting requests of its group join between steps, each answered when it ends."""
         first = batch[0]
         started = time.perf_counter()
-        jobs: dict[int, _Job] = {}  # admitted and not yet answered, by Decoding's handle
+        jobs: dict[int, _Job] = {}  # admitted and not yet answered, by RunningBatch's handle
         served = initial = len(batch)
         steps = 0
         try:
-            run = Decoding(first.model, first.tokenizer, first.beam, first.options, alpha=first.alpha)
+            run = RunningBatch(first.model, first.tokenizer, first.beam, first.options, alpha=first.alpha)
             while batch:
                 with torch.inference_mode():
                     jobs.update(zip(run.add([j.text for j in batch]), batch))
@@ -263,7 +263,7 @@ class Batcher:
             len(self._queue),
         )
 
-    def _joiners(self, group: tuple, run: Decoding) -> list[_Job]:
+    def _joiners(self, group: tuple, run: RunningBatch) -> list[_Job]:
         """Queued requests that may join the running batch now: its group, within the caps, and only
         while no request of another group waits before them (that one goes next: the batch drains)."""
         with self._cv:

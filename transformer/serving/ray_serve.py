@@ -29,8 +29,8 @@ from ..analysis import Analysis
 from ..checkpoint import Checkpoint, load_checkpoint
 from ..layout import MODEL_FILE
 from ..options import DEFAULT, CallOptions
-from .batched import analyse_batch
 from .batcher import MAX_PIECES, MAX_SENTENCES, WINDOW_S
+from .running_batch import analyse_batch
 
 APP_NAME = "transformer-analysis"
 MODELS = 4  # checkpoints a replica keeps loaded

@@ -1,6 +1,6 @@
 """Many sentences through the model in one padded pass, each result equal to ``analysis.analyse``.
 
-``Decoding`` does the work of one unbatched analysis for many sentences at once, and lets new
+``RunningBatch`` does the work of one unbatched analysis for many sentences at once, and lets new
 sentences join between decoding steps (continuous batching: sentences that arrive while others
 decode do not wait for the whole batch to end, and each result leaves as soon as its sentence ends):
 1. the encoder on each arriving group's (B, S) right-padded sources (the padding mask hides the
@@ -58,10 +58,10 @@ class _Sentence:
     steps: list[tuple[np.ndarray, np.ndarray, Tensor]] = field(default_factory=list)
 
 
-class Decoding:
+class RunningBatch:
     """analysis.analyse for many sentences, which may join while others decode.
 
-        run = Decoding(model, tokenizer, beam_size, options)
+        run = RunningBatch(model, tokenizer, beam_size, options)
         handles = run.add(texts)          # at any time: they join at the next step
         while run.active:
             run.step()
@@ -301,7 +301,7 @@ def analyse_batch(
     """
     if not batchable(options):
         return [_alone(model, tokenizer, t, beam_size, options, alpha) for t in texts]
-    run = Decoding(model, tokenizer, beam_size, options, alpha=alpha)
+    run = RunningBatch(model, tokenizer, beam_size, options, alpha=alpha)
     handles = run.add(texts)
     results = run.done()
     while run.active:

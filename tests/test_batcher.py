@@ -164,8 +164,9 @@ def test_a_failing_request_inside_a_batch_fails_alone_with_its_message(tiny):
     assert batcher.batches == [3]  # the three ran as one batch
 
 
+@pytest.mark.fallback
 @pytest.mark.parametrize("stage", ["_join", "_step"])
-def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch, stage):
+def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch, stage, caplog):
     """When the padded pass itself raises (the encoder pass of an arriving group, or a decoding step),
     each request in it runs alone and only the guilty one fails."""
     model, tok = tiny
@@ -183,10 +184,14 @@ def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tin
 
     monkeypatch.setattr(running_batch, "analyse", fragile)
     monkeypatch.setattr(running_batch.RunningBatch, stage, broken)
-    with torch.inference_mode():
+    before = running_batch.fallbacks()
+    with torch.inference_mode(), caplog.at_level("WARNING", logger=running_batch.__name__):
         got = analyse_batch(model, tok, TEXTS, 1)
     assert [type(g).__name__ for g in got] == ["Analysis", "Analysis", "RuntimeError", "Analysis"]
     assert str(got[2]) == "out of memory on 'birds'"
+    # the fallback is never silent: counted once (one padded pass failed) and logged with its cause
+    assert running_batch.fallbacks() == before + 1
+    assert "the padded pass failed" in caplog.text and "each is analysed alone" in caplog.text
 
 
 class Spy:

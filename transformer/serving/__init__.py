@@ -6,6 +6,8 @@
 - ``ray_serve``: the same batched analysis as a Ray Serve deployment, for a class that outgrows
   one server ($TRANSFORMER_RAY_ADDRESS; imported only then).
 - ``backend_from_env``: what the app's cache calls on a miss.
+- ``fallbacks()``: how often a padded pass failed and its sentences ran one at a time (logged too).
+- ``AnalysisTimeout``: what a caller gets when no result came within $TRANSFORMER_RESULT_TIMEOUT_S.
 
 Nothing here imports streamlit.
 """
@@ -14,11 +16,14 @@ from __future__ import annotations
 
 from .backends import BACKEND_ENV, RAY_ADDRESS_ENV, Backend, BatcherBackend, Direct, backend_from_env
 from .batcher import Batcher
-from .running_batch import RunningBatch, analyse_batch
+from .running_batch import RunningBatch, analyse_batch, fallbacks
+from .timeouts import RESULT_TIMEOUT_ENV, AnalysisTimeout, result_timeout_s
 
 __all__ = [
     "BACKEND_ENV",
     "RAY_ADDRESS_ENV",
+    "RESULT_TIMEOUT_ENV",
+    "AnalysisTimeout",
     "Backend",
     "BatcherBackend",
     "Batcher",
@@ -26,4 +31,6 @@ __all__ = [
     "RunningBatch",
     "analyse_batch",
     "backend_from_env",
+    "fallbacks",
+    "result_timeout_s",
 ]

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer
 from .running_batch import RunningBatch, analyse_batch, batchable
+from .timeouts import result_timeout_s, timed_out
 
 log = logging.getLogger(__name__)
 
@@ -164,9 +166,16 @@ class Batcher:
             self._cv.notify()
         return job.future
 
-    def analyse(self, *args: Any, **kwargs: Any) -> Analysis:
-        """submit(...).result(): the analysis, or the request's own exception."""
-        return self.submit(*args, **kwargs).result()
+    def analyse(self, *args: Any, timeout_s: float | None = None, **kwargs: Any) -> Analysis:
+        """submit(...).result(): the analysis, or the request's own exception; AnalysisTimeout when none came
+        within timeout_s (default $TRANSFORMER_RESULT_TIMEOUT_S, 120 s): a stalled worker never hangs a caller."""
+        bound = result_timeout_s() if timeout_s is None else timeout_s
+        future = self.submit(*args, **kwargs)
+        try:
+            return future.result(timeout=bound)
+        except FutureTimeout:
+            text = args[2] if len(args) > 2 else kwargs.get("text", "")
+            raise timed_out("the batcher", str(text), bound) from None
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait, at most timeout_s, until nothing is queued or decoding; whether it is idle.
@@ -215,6 +224,7 @@ class Batcher:
                 self._continuous(batch)
             else:
                 self._whole(batch, self._run or analyse_batch)
+            del batch  # idle, the worker holds no request, model or result (they may be freed)
             with self._cv:
                 if not self._queue:
                     self._idle.set()

@@ -18,6 +18,8 @@ cut maps equal the unbatched ones up to float rounding (tests: 1e-5), and the de
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +34,31 @@ from ..decoding import PAPER_ALPHA, beam_step, length_penalty, next_log_probs, r
 from ..model import AttentionMaps, Capture, DecoderCache, Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer, pad_batch
+
+log = logging.getLogger(__name__)
+
+_fallbacks = 0
+_fallbacks_lock = threading.Lock()
+
+
+def fallbacks() -> int:
+    """How many times a padded pass failed and its sentences were analysed one at a time, since the process
+    started: each is a bug or a fault in the batched path (it costs only speed, so it is counted and logged;
+    the tests fail when it moves)."""
+    return _fallbacks
+
+
+def _fell_back(stage: str, texts: Sequence[str], exc: Exception) -> None:
+    global _fallbacks
+    with _fallbacks_lock:
+        _fallbacks += 1
+    log.warning(
+        "the padded %s of %d sentence(s) failed (%s: %s): each is analysed alone",
+        stage,
+        len(texts),
+        type(exc).__name__,
+        exc,
+    )
 
 
 def batchable(options: CallOptions) -> bool:
@@ -128,7 +155,8 @@ class RunningBatch:
         if ready:
             try:
                 self._join(ready)
-            except Exception:  # noqa: BLE001  one text broke the group's pass: find which, each alone
+            except Exception as exc:  # noqa: BLE001  one text broke the group's pass: find which, each alone
+                _fell_back("encoder pass", [text for _, text, _ in ready], exc)
                 for h, text, _ in ready:
                     self.sentences.pop(h, None)
                     self._done[h] = self._alone(text)
@@ -141,7 +169,8 @@ class RunningBatch:
             return
         try:
             self._step()
-        except Exception:  # noqa: BLE001  the padded pass failed: each live sentence alone
+        except Exception as exc:  # noqa: BLE001  the padded pass failed: each live sentence alone
+            _fell_back("decoding step", [self.sentences[h].text for h in self.live], exc)
             for h in self.live:
                 self._done[h] = self._alone(self.sentences.pop(h).text)
             self.live, self.cache, self.src_mask, self.last = [], None, None, None

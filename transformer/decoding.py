@@ -144,7 +144,7 @@ class Search:
 
 
 @dataclass
-class _PaperBeams:
+class PaperBeams:
     """One sentence's hypotheses under the paper's rule (beam_step): beams, their raw scores, the finished."""
 
     beam_size: int
@@ -185,7 +185,7 @@ class _PaperBeams:
         return tokens, raw
 
 
-class _HuggingFaceBeams:
+class HuggingFaceBeams:
     """One sentence's hypotheses by Hugging Face's rules: always beam_size rows (the copies of the start
     that are not the first score -1e9), 2·beam_size candidates, a bank of beam_size finished ones."""
 
@@ -265,11 +265,11 @@ class BeamBatch:
         eos = model.config.eos_id
         if search.rule is BeamRule.HUGGING_FACE:
             self.hyps: list = [
-                _HuggingFaceBeams(search.beam_size, search.alpha, search.early_stopping, limit, eos, device)
+                HuggingFaceBeams(search.beam_size, search.alpha, search.early_stopping, limit, eos, device)
                 for _ in sources
             ]
         else:
-            self.hyps = [_PaperBeams(search.beam_size, search.alpha, limit, eos, device) for _ in sources]
+            self.hyps = [PaperBeams(search.beam_size, search.alpha, limit, eos, device) for _ in sources]
         with on_device(device):
             src = pad_batch(sources, model.config.pad_id)
         src_mask = model.source_mask(src, options)

@@ -55,7 +55,7 @@ def measure(model, tokenizer, pairs: list[tuple[str, str]], threshold: float, ba
     import sacrebleu
 
     from transformer.inspection.confidence import confidence
-    from transformer.serving.batched import analyse_batch
+    from transformer.serving.running_batch import analyse_batch
 
     rows = []
     for b in range(0, len(pairs), batch):

@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformer.corpus.real import load_real
     from transformer.inspection.confidence import confidence
     from transformer.inspection.everyday_examples import MIN_CHRF, Scored, everyday_like, pick
-    from transformer.serving.batched import analyse_batch
+    from transformer.serving.running_batch import analyse_batch
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)

@@ -16,6 +16,18 @@ torch.set_num_threads(min(2, os.cpu_count() or 1))
 from transformer import Transformer, TransformerConfig  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def no_silent_fallback(request):
+    """A batched pass that falls back to one sentence at a time is a bug in the batched path: fail the test
+    (unless it is marked `fallback`, provoking one on purpose)."""
+    from transformer.serving import fallbacks
+
+    before = fallbacks()
+    yield
+    if request.node.get_closest_marker("fallback") is None:
+        assert fallbacks() == before, "a padded pass fell back to one sentence at a time (see the warning logged)"
+
+
 def subprocess_env(**extra: str) -> dict[str, str]:
     """The one environment for the subprocesses tests start (CLI runs, servers)."""
     return {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", **extra}

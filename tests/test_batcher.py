@@ -164,14 +164,15 @@ def test_a_failing_request_inside_a_batch_fails_alone_with_its_message(tiny):
     assert batcher.batches == [3]  # the three ran as one batch
 
 
+@pytest.mark.fallback
 @pytest.mark.parametrize("stage", ["_join", "_step"])
-def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch, stage):
+def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tiny, monkeypatch, stage, caplog):
     """When the padded pass itself raises (the encoder pass of an arriving group, or a decoding step),
     each request in it runs alone and only the guilty one fails."""
     model, tok = tiny
-    import transformer.serving.batched as batched
+    import transformer.serving.running_batch as running_batch
 
-    real = batched.analyse
+    real = running_batch.analyse
 
     def fragile(model, tokenizer, text, beam_size=1, options=CallOptions(), *, alpha):
         if "birds" in text:
@@ -181,12 +182,16 @@ def test_a_model_that_breaks_the_batch_fails_only_the_request_that_breaks_it(tin
     def broken(*args, **kwargs):
         raise RuntimeError("the padded pass failed")
 
-    monkeypatch.setattr(batched, "analyse", fragile)
-    monkeypatch.setattr(batched.Decoding, stage, broken)
-    with torch.inference_mode():
+    monkeypatch.setattr(running_batch, "analyse", fragile)
+    monkeypatch.setattr(running_batch.RunningBatch, stage, broken)
+    before = running_batch.fallbacks()
+    with torch.inference_mode(), caplog.at_level("WARNING", logger=running_batch.__name__):
         got = analyse_batch(model, tok, TEXTS, 1)
     assert [type(g).__name__ for g in got] == ["Analysis", "Analysis", "RuntimeError", "Analysis"]
     assert str(got[2]) == "out of memory on 'birds'"
+    # the fallback is never silent: counted once (one padded pass failed) and logged with its cause
+    assert running_batch.fallbacks() == before + 1
+    assert "the padded pass failed" in caplog.text and "each is analysed alone" in caplog.text
 
 
 class Spy:
@@ -382,14 +387,14 @@ def test_the_translation_goes_out_before_the_slot_is_taken_back(monkeypatch):
 
 
 def test_the_environment_chooses_the_backend(monkeypatch):
-    from transformer.serving import Batched, Direct, backend_from_env
+    from transformer.serving import BatcherBackend, Direct, backend_from_env
 
     monkeypatch.delenv("TRANSFORMER_RAY_ADDRESS", raising=False)
     monkeypatch.setenv("TRANSFORMER_BATCH", "0")
     direct = backend_from_env()
     monkeypatch.setenv("TRANSFORMER_BATCH", "1")
     batched = backend_from_env()
-    assert isinstance(direct, Direct) and isinstance(batched, Batched)
+    assert isinstance(direct, Direct) and isinstance(batched, BatcherBackend)
     assert (direct.elsewhere, batched.elsewhere) == (False, True)
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     same(direct.analyse(ckpt, SHIPPED[1], 4), batched.analyse(ckpt, SHIPPED[1], 4))
@@ -458,11 +463,11 @@ def test_sentences_that_join_a_decoding_batch_get_the_unbatched_answers(shipped,
     steps (longer and shorter sources than the running ones, so the cache's rows have empty first slots
     and the source axis widens) each get exactly what they get alone, and each result is there as soon
     as its sentence ends."""
-    from transformer.serving import Decoding
+    from transformer.serving import RunningBatch
 
     for model, tok, texts in ((*shipped, JOINING), (*tiny, TEXTS)):
         ref = reference(model, tok, texts, beam)
-        run = Decoding(model, tok, beam)
+        run = RunningBatch(model, tok, beam)
         got, ended = {}, {}
         plan = {0: [texts[:1], texts[1:2]], 2: [texts[2:3]], 3: [texts[3:4]], 8: [texts[4:]]}
         handles, step = [], 0
@@ -483,13 +488,13 @@ def test_sentences_that_join_a_decoding_batch_get_the_unbatched_answers(shipped,
 
 
 class HeldStep:
-    """Decoding.step, held at its second call until the test lets it go: requests queue meanwhile."""
+    """RunningBatch.step, held at its second call until the test lets it go: requests queue meanwhile."""
 
     def __init__(self, monkeypatch) -> None:
-        import transformer.serving.batched as batched
+        import transformer.serving.running_batch as running_batch
 
         self.reached, self.go, self.calls, self.active = threading.Event(), threading.Event(), 0, []
-        real = batched.Decoding.step
+        real = running_batch.RunningBatch.step
 
         def step(run) -> None:
             self.calls += 1
@@ -499,7 +504,7 @@ class HeldStep:
                 self.go.wait(30)
             real(run)
 
-        monkeypatch.setattr(batched.Decoding, "step", step)
+        monkeypatch.setattr(running_batch.RunningBatch, "step", step)
 
 
 def test_a_request_that_arrives_while_a_batch_decodes_joins_it(shipped, monkeypatch):

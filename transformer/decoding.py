@@ -1,9 +1,17 @@
-"""Greedy and beam-search decoding with a key/value cache (§6.1)."""
+"""Greedy and beam-search decoding with a key/value cache (§6.1): one loop, ``BeamBatch``.
+
+``BeamBatch`` steps several sentences × their beams at once on the incremental (key/value) state;
+what a step keeps is each sentence's own rule, chosen by ``Search``: greedy decoding is a beam of 1,
+the paper's beam search (§6.1, length penalty α) and Hugging Face's (``generate(num_beams=...)``)
+are its two rules. ``greedy_decode``, ``beam_search``, ``beam_search_hf`` and ``greedy_decode_batch``
+are thin calls into it.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 
 import torch
 from torch import Tensor
@@ -17,7 +25,7 @@ MAX_ALPHA = 10.0  # a card may choose another α on its own dev set (checkpoint.
 
 
 @dataclass
-class Decoded:
+class DecodeResult:
     """One decoded sequence and the attention the model paid while producing it.
 
     tokens: the produced ids (EOS included when reached), without the start token.
@@ -60,7 +68,9 @@ def next_log_probs(model: Transformer, logits: Tensor) -> Tensor:
     return logp
 
 
-def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: float, options: CallOptions) -> Decoded:
+def _with_attention(
+    model: Transformer, src: Tensor, tokens: list[int], score: float, options: CallOptions
+) -> DecodeResult:
     """Re-run the produced sequence with teacher forcing to collect its attention.
 
     In eval mode the decoder is causal, so row t equals what decoding step t saw.
@@ -68,45 +78,7 @@ def _with_attention(model: Transformer, src: Tensor, tokens: list[int], score: f
     decoder_input = [model.config.bos_id] + tokens[:-1]
     tgt = torch.tensor([decoder_input], dtype=torch.long, device=src.device)
     out = model(src, tgt, options=options, return_attention=True)
-    return Decoded(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
-
-
-@torch.no_grad()
-def greedy_decode(
-    model: Transformer,
-    src: Tensor,
-    max_new_tokens: int = 64,
-    *,
-    use_cache: bool = True,
-    return_attention: bool = True,
-    options: CallOptions = DEFAULT,
-) -> Decoded:
-    """Pick the most probable token at each step.
-
-    Shape: src (1, S) token ids.
-    """
-    require_eval(model)
-    src = src.to(model_device(model))
-    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    src_mask = model.source_mask(src, options)
-    memory = model.encode(src, src_mask, options=options)
-    cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
-    ys = torch.tensor([[model.config.bos_id]], dtype=torch.long, device=src.device)
-    tokens: list[int] = []
-    score = 0.0
-    for _ in range(max_new_tokens):
-        step_in = ys[:, -1:] if use_cache else ys
-        logits = model.decode(step_in, memory, src_mask, options=options, cache=cache)[:, -1]  # (1, vocab)
-        logp = next_log_probs(model, logits)
-        nxt = int(logp.argmax(-1))
-        score += float(logp[0, nxt])
-        tokens.append(nxt)
-        if nxt == model.config.eos_id:
-            break
-        ys = torch.cat([ys, torch.tensor([[nxt]], device=src.device)], dim=1)
-    if not return_attention:
-        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, score)
-    return _with_attention(model, src, tokens, score, options)
+    return DecodeResult(tokens, decoder_input, out.attention, score, out.logits[0].log_softmax(-1))
 
 
 def length_penalty(length: int, alpha: float) -> float:
@@ -145,6 +117,248 @@ def beam_step(
     return keep_beam, keep_tok, keep_score
 
 
+
+class BeamRule(Enum):
+    """Which beam search: the paper's (§6.1, GNMT's length penalty) or Hugging Face's generate()."""
+
+    PAPER = "paper"
+    HUGGING_FACE = "hugging_face"
+
+
+@dataclass(frozen=True)
+class Search:
+    """How to decode: beam_size 1 is greedy decoding.
+
+    alpha: the length penalty (PAPER: GNMT's α in ((5 + |Y|) / 6)^α; HUGGING_FACE: the exponent of len^α).
+    early_stopping: HUGGING_FACE only, its generate() flag of that name.
+    """
+
+    beam_size: int = 1
+    rule: BeamRule = BeamRule.PAPER
+    alpha: float = PAPER_ALPHA
+    early_stopping: bool = False
+
+    def __post_init__(self) -> None:
+        if self.beam_size < 1:
+            raise ValueError("beam_size must be at least 1")
+
+
+@dataclass
+class PaperBeams:
+    """One sentence's hypotheses under the paper's rule (beam_step): beams, their raw scores, the finished."""
+
+    beam_size: int
+    alpha: float
+    limit: int
+    eos_id: int
+    device: torch.device
+    beams: list[list[int]] = field(default_factory=lambda: [[]])
+    scores: Tensor | None = None
+    finished: list[tuple[float, float, list[int]]] = field(default_factory=list)  # (normalised, raw, tokens)
+
+    @property
+    def rows(self) -> int:
+        return len(self.beams)
+
+    def advance(self, logp: Tensor) -> tuple[list[int], list[int]] | None:
+        """Given its rows' (n, vocab) log-probabilities: the rows kept and their next tokens, or None once ended."""
+        scores = self.scores if self.scores is not None else torch.zeros(1, device=self.device)
+        cand = (scores[:, None] + logp).view(-1)  # (n · vocab)
+        keep_beam, keep_tok, keep_score = beam_step(
+            cand, logp.size(-1), self.beams, self.finished, self.eos_id, self.beam_size, self.alpha
+        )
+        # Stop once beam_size hypotheses have ended (so beam_size=1 is greedy decoding).
+        if not keep_beam or len(self.finished) >= self.beam_size:
+            return None
+        self.beams = [self.beams[b] + [t] for b, t in zip(keep_beam, keep_tok)]
+        self.scores = torch.tensor(keep_score, device=self.device)
+        if len(self.beams[0]) >= self.limit:  # ran out of length
+            return None
+        return keep_beam, keep_tok
+
+    def result(self) -> tuple[list[int], float]:
+        finished = self.finished
+        if not finished:  # ran out of length: take the best live beam
+            scores = self.scores.tolist() if self.scores is not None else [0.0]
+            finished = [(s / length_penalty(len(b), self.alpha), s, b) for s, b in zip(scores, self.beams)]
+        _, raw, tokens = max(finished, key=lambda f: f[0])
+        return tokens, raw
+
+
+class HuggingFaceBeams:
+    """One sentence's hypotheses by Hugging Face's rules: always beam_size rows (the copies of the start
+    that are not the first score -1e9), 2·beam_size candidates, a bank of beam_size finished ones."""
+
+    def __init__(self, beam_size: int, alpha: float, early_stopping: bool, limit: int, eos_id: int, device) -> None:
+        B, self.K, self.dev = beam_size, 2 * beam_size, device
+        self.B, self.lp, self.early_stopping, self.limit, self.eos = B, alpha, early_stopping, limit, eos_id
+        self.running: list[list[int]] = [[] for _ in range(B)]
+        self.running_scores = torch.full((B,), -1.0e9, device=device)
+        self.running_scores[0] = 0.0  # B copies of the start; only the first is live
+        self.done_seqs: list[list[int]] = [[] for _ in range(B)]
+        self.done_scores = torch.full((B,), -1.0e9, device=device)
+        self.done = torch.zeros(B, dtype=torch.bool, device=device)
+        self.improvable = True
+        self.step = 0  # tokens generated once this step's is added
+
+    @property
+    def rows(self) -> int:
+        return self.B
+
+    def advance(self, logp: Tensor) -> tuple[list[int], list[int]] | None:
+        self.step += 1
+        step, B, K, dev, lp = self.step, self.B, self.K, self.dev, self.lp
+        vocab = logp.size(-1)
+        cand = (logp + self.running_scores[:, None]).view(-1)  # (B · vocab)
+        top_scores, top_idx = cand.topk(K)
+        beam, tok = top_idx // vocab, top_idx % vocab
+        seqs = [self.running[b] + [t] for b, t in zip(beam.tolist(), tok.tolist())]
+        hits = (tok == self.eos) | (step >= self.limit)  # (K,)
+        keep = (top_scores - 1.0e9 * hits.float()).topk(B).indices
+        finals = top_scores / (step**lp)
+        finals = finals - 1.0e9 * (~(hits & (torch.arange(K, device=dev) < B))).float()
+        if (self.early_stopping and bool(self.done.all())) or not self.improvable:
+            finals = finals - 1.0e9
+        merged = torch.cat([self.done_scores, finals]).topk(B).indices.tolist()
+        pool = self.done_seqs + seqs
+        flags = torch.cat([self.done, hits & (torch.arange(K, device=dev) < B)])
+        scores_all = torch.cat([self.done_scores, finals])
+        self.done_seqs, self.done_scores, self.done = [pool[i] for i in merged], scores_all[merged], flags[merged]
+        self.running = [seqs[i] for i in keep.tolist()]
+        self.running_scores = (top_scores - 1.0e9 * hits.float())[keep]
+        worst = torch.where(self.done, self.done_scores.min(), torch.tensor(-1.0e9, device=dev))
+        self.improvable = self.improvable and bool((self.running_scores[0] / (step**lp) > worst).any())
+        if not self.improvable or (self.early_stopping and bool(self.done.all())) or bool(hits.all()):
+            return None
+        return beam[keep].tolist(), tok[keep].tolist()
+
+    def result(self) -> tuple[list[int], float]:
+        tokens = self.done_seqs[0]
+        return tokens, float(self.done_scores[0]) * len(tokens) ** self.lp
+
+
+class BeamBatch:
+    """Several sentences × their beams, stepped together on the decoder's key/value cache.
+
+        run = BeamBatch(model, sources, Search(beam_size=4), max_new_tokens)
+        results = run.run()          # per sentence (tokens, raw score); or step() while run.live
+
+    Each sentence keeps its own hypotheses, rule and end; a sentence that ends leaves the batch (its rows
+    are dropped from the cache). Shapes: sources, lists of ids (right-padded into one (B, S) pass).
+    use_cache=False feeds the whole prefix at every step (the reference the cache is checked against).
+    """
+
+    def __init__(
+        self,
+        model: Transformer,
+        sources: list[list[int]],
+        search: Search = Search(),
+        max_new_tokens: int = 64,
+        *,
+        options: CallOptions = DEFAULT,
+        use_cache: bool = True,
+    ) -> None:
+        require_eval(model)
+        self.model, self.search, self.options = model, search, options
+        device = self.device = model_device(model)
+        limit = min(max_new_tokens, model.config.max_len - 1)
+        eos = model.config.eos_id
+        if search.rule is BeamRule.HUGGING_FACE:
+            self.hyps: list = [
+                HuggingFaceBeams(search.beam_size, search.alpha, search.early_stopping, limit, eos, device)
+                for _ in sources
+            ]
+        else:
+            self.hyps = [PaperBeams(search.beam_size, search.alpha, limit, eos, device) for _ in sources]
+        with on_device(device):
+            src = pad_batch(sources, model.config.pad_id)
+        src_mask = model.source_mask(src, options)
+        memory = model.encode(src, src_mask, options=options)  # (B, S, d_model)
+        self.live = [b for b in range(len(sources)) if limit > 0]
+        rows = [b for b in self.live for _ in range(self.hyps[b].rows)]
+        if rows != list(range(len(sources))):
+            index = torch.tensor(rows, dtype=torch.long, device=device)
+            memory = memory.index_select(0, index)
+            src_mask = None if src_mask is None else src_mask.index_select(0, index)
+        self.memory, self.src_mask = memory, src_mask
+        self.cache = DecoderCache.empty(len(model.decoder_layers)) if use_cache else None
+        self.ys = torch.full((len(rows), 1), model.config.bos_id, dtype=torch.long, device=device)
+
+    def run(self) -> list[tuple[list[int], float]]:
+        """Step until every sentence ended; each one's (tokens, raw score), in order."""
+        while self.live:
+            self.step()
+        return [h.result() for h in self.hyps]
+
+    def step(self) -> None:
+        """One decoding step of every live row; a sentence whose rule ends it leaves the batch."""
+        model = self.model
+        step_in = self.ys[:, -1:] if self.cache is not None else self.ys
+        logits = model.decode(step_in, self.memory, self.src_mask, options=self.options, cache=self.cache)[:, -1]
+        logp = next_log_probs(model, logits)  # (R, vocab)
+        keep_rows: list[int] = []
+        next_tok: list[int] = []
+        next_live: list[int] = []
+        start = 0
+        for b in self.live:
+            n = self.hyps[b].rows
+            kept = self.hyps[b].advance(logp[start : start + n])
+            if kept is not None:
+                keep_rows += [start + r for r in kept[0]]
+                next_tok += kept[1]
+                next_live.append(b)
+            start += n
+        self.live = next_live
+        if not next_live:
+            self.cache = None
+            return
+        if keep_rows != list(range(logp.size(0))):
+            index = torch.tensor(keep_rows, dtype=torch.long, device=self.device)
+            if self.cache is not None:
+                self.cache = self.cache.index_select(index)
+            self.memory = self.memory.index_select(0, index)
+            self.src_mask = None if self.src_mask is None else self.src_mask.index_select(0, index)
+            self.ys = self.ys.index_select(0, index)
+        nxt = torch.tensor(next_tok, dtype=torch.long, device=self.device)[:, None]
+        self.ys = torch.cat([self.ys, nxt], dim=1)
+
+
+def _one(
+    model: Transformer,
+    src: Tensor,
+    search: Search,
+    max_new_tokens: int,
+    return_attention: bool,
+    options: CallOptions,
+    use_cache: bool = True,
+) -> DecodeResult:
+    """One sentence (src (1, S)) through BeamBatch, with its attention when asked."""
+    require_eval(model)
+    src = src.to(model_device(model))
+    run = BeamBatch(model, [src[0].tolist()], search, max_new_tokens, options=options, use_cache=use_cache)
+    tokens, score = run.run()[0]
+    if not return_attention:
+        return DecodeResult(tokens, [model.config.bos_id] + tokens[:-1], None, score)
+    return _with_attention(model, src, tokens, score, options)
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Transformer,
+    src: Tensor,
+    max_new_tokens: int = 64,
+    *,
+    use_cache: bool = True,
+    return_attention: bool = True,
+    options: CallOptions = DEFAULT,
+) -> DecodeResult:
+    """Pick the most probable token at each step (BeamBatch, beam 1).
+
+    Shape: src (1, S) token ids.
+    """
+    return _one(model, src, Search(1), max_new_tokens, return_attention, options, use_cache)
+
+
 @torch.no_grad()
 def beam_search(
     model: Transformer,
@@ -155,45 +369,12 @@ def beam_search(
     alpha: float = PAPER_ALPHA,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
-) -> Decoded:
+) -> DecodeResult:
     """Beam search with length penalty α (§6.1: beam 4, α 0.6). beam_size=1 is greedy decoding.
 
     Shape: src (1, S) token ids.
     """
-    if beam_size < 1:
-        raise ValueError("beam_size must be at least 1")
-    require_eval(model)
-    src = src.to(model_device(model))
-    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    src_mask = model.source_mask(src, options)
-    memory = model.encode(src, src_mask, options=options)  # (1, S, d_model)
-    cache = DecoderCache.empty(len(model.decoder_layers))
-    beams: list[list[int]] = [[]]
-    scores = torch.zeros(1, device=src.device)
-    finished: list[tuple[float, float, list[int]]] = []  # (normalised, raw, tokens)
-    last = torch.tensor([[model.config.bos_id]], dtype=torch.long, device=src.device)
-    for _ in range(max_new_tokens):
-        n = len(beams)
-        mask = None if src_mask is None else src_mask.expand(n, -1, -1, -1)
-        logits = model.decode(last, memory.expand(n, -1, -1), mask, options=options, cache=cache)[:, -1]  # (n, vocab)
-        cand = (scores[:, None] + next_log_probs(model, logits)).view(-1)  # (n · vocab)
-        keep_beam, keep_tok, keep_score = beam_step(
-            cand, logits.size(-1), beams, finished, model.config.eos_id, beam_size, alpha
-        )
-        # Stop once beam_size hypotheses have ended (so beam_size=1 is greedy decoding).
-        if not keep_beam or len(finished) >= beam_size:
-            break
-        index = torch.tensor(keep_beam, device=src.device)
-        cache = cache.index_select(index)
-        beams = [beams[b] + [t] for b, t in zip(keep_beam, keep_tok)]
-        scores = torch.tensor(keep_score, device=src.device)
-        last = torch.tensor(keep_tok, device=src.device)[:, None]
-    if not finished:  # ran out of length: take the best live beam
-        finished = [(s / length_penalty(len(b), alpha), s, b) for s, b in zip(scores.tolist(), beams)]
-    _, raw, tokens = max(finished, key=lambda f: f[0])
-    if not return_attention:
-        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
-    return _with_attention(model, src, tokens, raw, options)
+    return _one(model, src, Search(beam_size, BeamRule.PAPER, alpha), max_new_tokens, return_attention, options)
 
 
 @torch.no_grad()
@@ -207,7 +388,7 @@ def beam_search_hf(
     early_stopping: bool = False,
     return_attention: bool = True,
     options: CallOptions = DEFAULT,
-) -> Decoded:
+) -> DecodeResult:
     """Beam search by Hugging Face's rules (``generate(num_beams=...)``), to check imported models against it.
 
     The differences from :func:`beam_search` (the paper's §6.1): a hypothesis scores
@@ -218,54 +399,8 @@ def beam_search_hf(
 
     Shape: src (1, S) token ids.
     """
-    if beam_size < 1:
-        raise ValueError("beam_size must be at least 1")
-    require_eval(model)
-    src = src.to(model_device(model))
-    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    B, K, eos, dev = beam_size, 2 * beam_size, model.config.eos_id, src.device
-    src_mask = model.source_mask(src, options)
-    memory = model.encode(src, src_mask, options=options).expand(B, -1, -1)  # (B, S, d_model)
-    mask = None if src_mask is None else src_mask.expand(B, -1, -1, -1)
-    cache = DecoderCache.empty(len(model.decoder_layers))
-    running: list[list[int]] = [[] for _ in range(B)]
-    running_scores = torch.full((B,), -1.0e9, device=dev)
-    running_scores[0] = 0.0  # B copies of the start; only the first is live
-    done_seqs: list[list[int]] = [[] for _ in range(B)]
-    done_scores = torch.full((B,), -1.0e9, device=dev)
-    done = torch.zeros(B, dtype=torch.bool, device=dev)
-    improvable = True
-    last = torch.full((B, 1), model.config.bos_id, dtype=torch.long, device=dev)
-    for step in range(1, max_new_tokens + 1):  # step = tokens generated once this step's is added
-        logits = model.decode(last, memory, mask, options=options, cache=cache)[:, -1]  # (B, vocab)
-        vocab = logits.size(-1)
-        cand = (next_log_probs(model, logits) + running_scores[:, None]).view(-1)  # (B · vocab)
-        top_scores, top_idx = cand.topk(K)
-        beam, tok = top_idx // vocab, top_idx % vocab
-        seqs = [running[b] + [t] for b, t in zip(beam.tolist(), tok.tolist())]
-        hits = (tok == eos) | (step >= max_new_tokens)  # (K,)
-        keep = (top_scores - 1.0e9 * hits.float()).topk(B).indices
-        finals = top_scores / (step**length_penalty)
-        finals = finals - 1.0e9 * (~(hits & (torch.arange(K, device=dev) < B))).float()
-        if (early_stopping and bool(done.all())) or not improvable:
-            finals = finals - 1.0e9
-        merged = torch.cat([done_scores, finals]).topk(B).indices.tolist()
-        pool = done_seqs + seqs
-        flags = torch.cat([done, hits & (torch.arange(K, device=dev) < B)])
-        scores_all = torch.cat([done_scores, finals])
-        done_seqs, done_scores, done = [pool[i] for i in merged], scores_all[merged], flags[merged]
-        running = [seqs[i] for i in keep.tolist()]
-        running_scores = (top_scores - 1.0e9 * hits.float())[keep]
-        cache = cache.index_select(beam[keep])
-        last = tok[keep][:, None]
-        worst = torch.where(done, done_scores.min(), torch.tensor(-1.0e9, device=dev))
-        improvable = improvable and bool((running_scores[0] / (step**length_penalty) > worst).any())
-        if not improvable or (early_stopping and bool(done.all())) or bool(hits.all()):
-            break
-    tokens, raw = done_seqs[0], float(done_scores[0]) * len(done_seqs[0]) ** length_penalty
-    if not return_attention:
-        return Decoded(tokens, [model.config.bos_id] + tokens[:-1], None, raw)
-    return _with_attention(model, src, tokens, raw, options)
+    search = Search(beam_size, BeamRule.HUGGING_FACE, length_penalty, early_stopping)
+    return _one(model, src, search, max_new_tokens, return_attention, options)
 
 
 def translate_ids(
@@ -277,7 +412,7 @@ def translate_ids(
     options: CallOptions = DEFAULT,
     *,
     alpha: float = PAPER_ALPHA,
-) -> Decoded:
+) -> DecodeResult:
     """Decode one source sentence given as ids (EOS included: see Tokenizer.source_ids).
 
     beam_size 1 is greedy decoding; above it, beam search with length penalty alpha."""
@@ -294,27 +429,6 @@ def greedy_decode_batch(
     model: Transformer, sources: list[list[int]], max_new_tokens: int = 64, options: CallOptions = DEFAULT
 ) -> list[list[int]]:
     """Greedy decoding of many sentences at once (for evaluation); returns ids without BOS/EOS."""
-    require_eval(model)
-    max_new_tokens = min(max_new_tokens, model.config.max_len - 1)
-    device = model_device(model)
-    with on_device(device):
-        src = pad_batch(sources, model.config.pad_id)
-    src_mask = model.source_mask(src, options)
-    memory = model.encode(src, src_mask, options=options)
-    cache = DecoderCache.empty(len(model.decoder_layers))
     eos = model.config.eos_id
-    last = torch.full((len(sources), 1), model.config.bos_id, dtype=torch.long, device=device)
-    out = torch.zeros((len(sources), 0), dtype=torch.long, device=device)
-    done = torch.zeros(len(sources), dtype=torch.bool, device=device)
-    for _ in range(max_new_tokens):
-        logits = model.decode(last, memory, src_mask, options=options, cache=cache)[:, -1]
-        nxt = next_log_probs(model, logits).argmax(-1).masked_fill(done, eos)
-        out = torch.cat([out, nxt[:, None]], dim=1)
-        done |= nxt == eos
-        if bool(done.all()):
-            break
-        last = nxt[:, None]
-    result = []
-    for row in out.tolist():
-        result.append(row[: row.index(eos)] if eos in row else row)
-    return result
+    results = BeamBatch(model, sources, Search(1), max_new_tokens, options=options).run()
+    return [tokens[: tokens.index(eos)] if eos in tokens else tokens for tokens, _ in results]

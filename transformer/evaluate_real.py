@@ -58,7 +58,7 @@ def translate(
     out: list[str] = [""] * len(sources)
     limit = model.config.max_len - 1
     if beam > 1:
-        from .serving.batched import analyse_batch
+        from .serving.running_batch import analyse_batch
 
         for b in range(0, len(order), BEAM_BATCH):
             idx = order[b : b + BEAM_BATCH]

@@ -47,7 +47,7 @@ class Direct:
         pass  # every caller computes in its own thread
 
 
-class Batched:
+class BatcherBackend:
     """Callers that ask at the same moment share one padded pass (see Batcher)."""
 
     elsewhere = True
@@ -71,4 +71,4 @@ def backend_from_env(arriving: Callable[[], int] | None = None) -> Backend:
         return RayClient(address)
     if os.environ.get(BACKEND_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
         return Direct()
-    return Batched(arriving=arriving)
+    return BatcherBackend(arriving=arriving)

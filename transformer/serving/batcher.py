@@ -1,6 +1,6 @@
 """A batcher between the sessions and the model: requests that arrive within a few milliseconds
 of each other start as one padded batch, requests that arrive while it decodes join it at its next
-step (continuous batching, ``Decoding``), and each caller gets its own result as soon as its
+step (continuous batching, ``RunningBatch``), and each caller gets its own result as soon as its
 sentence ends.
 
 - One worker thread runs the model; callers wait on a Future. It never touches Streamlit.
@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,8 @@ from ..decoding import PAPER_ALPHA
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer
-from .batched import Decoding, analyse_batch, batchable
+from .running_batch import RunningBatch, analyse_batch, batchable
+from .timeouts import result_timeout_s, timed_out
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +73,7 @@ class Batcher:
         window_s: how long a batch waits, from its first request, for more.
         max_sentences, max_pieces: the caps of one batch.
         run: a whole-batch computation (like analyse_batch; tests pass a spy), run once per batch with no
-            joining; by default batches decode continuously (Decoding), and requests join them.
+            joining; by default batches decode continuously (RunningBatch), and requests join them.
         threads: the worker thread's intra-op threads for a batch of several requests (torch's setting is
             per thread: the pages keep theirs). A batch of one runs on one thread: its matrices are a
             single row wide, and when the same cores also run a browser (one user on a laptop), two
@@ -164,9 +166,16 @@ class Batcher:
             self._cv.notify()
         return job.future
 
-    def analyse(self, *args: Any, **kwargs: Any) -> Analysis:
-        """submit(...).result(): the analysis, or the request's own exception."""
-        return self.submit(*args, **kwargs).result()
+    def analyse(self, *args: Any, timeout_s: float | None = None, **kwargs: Any) -> Analysis:
+        """submit(...).result(): the analysis, or the request's own exception; AnalysisTimeout when none came
+        within timeout_s (default $TRANSFORMER_RESULT_TIMEOUT_S, 120 s): a stalled worker never hangs a caller."""
+        bound = result_timeout_s() if timeout_s is None else timeout_s
+        future = self.submit(*args, **kwargs)
+        try:
+            return future.result(timeout=bound)
+        except FutureTimeout:
+            text = args[2] if len(args) > 2 else kwargs.get("text", "")
+            raise timed_out("the batcher", str(text), bound) from None
 
     def wait_idle(self, timeout_s: float) -> bool:
         """Wait, at most timeout_s, until nothing is queued or decoding; whether it is idle.
@@ -215,6 +224,7 @@ class Batcher:
                 self._continuous(batch)
             else:
                 self._whole(batch, self._run or analyse_batch)
+            del batch  # idle, the worker holds no request, model or result (they may be freed)
             with self._cv:
                 if not self._queue:
                     self._idle.set()
@@ -230,11 +240,11 @@ class Batcher:
         """Decode batch, letting requests of its group join between steps, each answered when it ends."""
         first = batch[0]
         started = time.perf_counter()
-        jobs: dict[int, _Job] = {}  # admitted and not yet answered, by Decoding's handle
+        jobs: dict[int, _Job] = {}  # admitted and not yet answered, by RunningBatch's handle
         served = initial = len(batch)
         steps = 0
         try:
-            run = Decoding(first.model, first.tokenizer, first.beam, first.options, alpha=first.alpha)
+            run = RunningBatch(first.model, first.tokenizer, first.beam, first.options, alpha=first.alpha)
             while batch:
                 with torch.inference_mode():
                     jobs.update(zip(run.add([j.text for j in batch]), batch))
@@ -263,7 +273,7 @@ class Batcher:
             len(self._queue),
         )
 
-    def _joiners(self, group: tuple, run: Decoding) -> list[_Job]:
+    def _joiners(self, group: tuple, run: RunningBatch) -> list[_Job]:
         """Queued requests that may join the running batch now: its group, within the caps, and only
         while no request of another group waits before them (that one goes next: the batch drains)."""
         with self._cv:

@@ -29,8 +29,9 @@ from ..analysis import Analysis
 from ..checkpoint import Checkpoint, load_checkpoint
 from ..layout import MODEL_FILE
 from ..options import DEFAULT, CallOptions
-from .batched import analyse_batch
 from .batcher import MAX_PIECES, MAX_SENTENCES, WINDOW_S
+from .running_batch import analyse_batch
+from .timeouts import result_timeout_s, timed_out
 
 APP_NAME = "transformer-analysis"
 MODELS = 4  # checkpoints a replica keeps loaded
@@ -147,7 +148,13 @@ class RayClient:
 
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
         path = str(Path(ckpt.path).resolve())
-        reply: Reply = self.handle.remote(Request(path, weights_mtime(path), text, int(beam), options)).result()
+        bound = result_timeout_s()
+        response = self.handle.remote(Request(path, weights_mtime(path), text, int(beam), options))
+        try:
+            reply: Reply = response.result(timeout_s=bound)
+        except TimeoutError:  # Ray's GetTimeoutError is one
+            response.cancel()
+            raise timed_out("the Ray Serve deployment", text, bound) from None
         if reply.analysis is None:
             raise RemoteAnalysisError(reply.error_kind, reply.error)
         return reply.analysis

@@ -76,7 +76,7 @@ def everyday_examples(ckpt, limit: int | None, min_chrf: float, n: int = 4) -> l
     from transformer.corpus.real import load_real
     from transformer.inspection.confidence import confidence
     from transformer.inspection.everyday_examples import Scored, everyday_like, pick
-    from transformer.serving.batched import analyse_batch
+    from transformer.serving.running_batch import analyse_batch
 
     pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("zh/everyday",)) if everyday_like(s)]
     pairs = pairs[:limit]

@@ -180,7 +180,7 @@ def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     ss["lab_off"] = [h for h in ss.get("lab_off", []) if h in all_heads]
     off = st.multiselect(tr("lab.switch_off"), all_heads, key="lab_off", format_func=lambda h: head_label(h, tr))
     options = CallOptions(head_mask=HeadMask.without(cfg, off)) if off else CallOptions()
-    ablated = cache.analysis(subj.path, a.text, subj.beam, options)
+    ablated = cache.analyse(subj.path, a.text, subj.beam, options)
     c1, c2 = st.columns(2)
     c1.caption(tr("lab.translation_all"))
     c1.text(a.translation)

@@ -121,7 +121,7 @@ def analyses() -> BoundedCache[Analysis]:
     return _analyses(*limits())
 
 
-def analysis(
+def analyse(
     path: str,
     text: str,
     beam: int = 1,
@@ -150,7 +150,7 @@ def analysis(
     # meanwhile, whose request can then join the same batch. (Holding it while waiting for a session
     # that needs a slot back to finish would deadlock.)
     with slots.released() if backend.elsewhere else nullcontext():
-        a = analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
+        a = analyses().get(call_key(analyse, (ckpt, text, beam, options), {}), compute)
         if first is not None:
             first(a)
         # the model's thread first: drawing this page now would slow the sentences it still decodes

@@ -10,6 +10,7 @@ import streamlit as st
 from pages._ui import background, cache, figures, research
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_kind
+from pages._ui.query import model_inputs
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, open_page
 from pages._ui.views import HeadView
@@ -26,7 +27,6 @@ from pages._ui.widgets import (
     table,
     token_picker,
 )
-from pages.arithmetic import model_inputs
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint

@@ -91,7 +91,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
         WavesView,
         WindowMapView,
     )
-    from transformer.inspection import masking, positions, variants
+    from transformer.inspection import attention_variants, masking, positions
     from transformer.inspection.arithmetic import walkthrough
     from transformer.inspection.masking import MASK_STAGES, Stage
     from transformer.inspection.multihead import head_contributions
@@ -133,7 +133,7 @@ def lesson_pages(ckpt, text: str, a) -> dict[str, tuple]:
             [VectorsView("heads"), VectorsView("concat"), VectorsView("w_o"), ContributionView()],
         ),
         "restricted attention": (
-            lambda: (variants.restricted_runs(m, tok, text, windows), a.source_pieces),
+            lambda: (attention_variants.restricted_runs(m, tok, text, windows), a.source_pieces),
             [WindowMapView(0, HeadId(ENC, 0, 0)), WindowMapView(4, HeadId(ENC, 0, 0))],
         ),
     }

@@ -7,10 +7,10 @@ import streamlit as st
 from pages._ui import cache, figures
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import StageView
-from pages._ui.probe import default_kind
+from pages._ui.query import model_inputs, pick_head_and_query, query_rows
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, Subject, open_page
-from pages._ui.widgets import check, head_picker, lazy_tabs, plot, show_view, table, token_picker
+from pages._ui.session import Subject, open_page
+from pages._ui.widgets import check, lazy_tabs, plot, show_view, table
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
@@ -39,25 +39,6 @@ FORMULAS = {
     "output": r"\mathrm{LayerNorm}(h + \mathrm{FFN}(h))",
 }
 FIGURES = {"q", "K", "V", "scores", "scaled", "masked", "weights", "head", "heads"}
-
-
-def model_inputs(ckpt: Checkpoint, a: Analysis) -> tuple[list[int], list[int]]:
-    """The encoder's input and the decoder's (teacher-forced on the model's own translation), as ids."""
-    return list(a.source_ids), list(a.decoder_ids)
-
-
-def query_rows(a: Analysis, kind: AttentionKind) -> tuple[list[str], int]:
-    """Labels of the query rows of a kind, and the default row (the pronoun's)."""
-    if kind is AttentionKind.ENCODER:
-        return a.source_pieces, a.pronoun_source or 0
-    return a.output_pieces, a.pronoun_step or 0
-
-
-def pick_head_and_query(key: str, subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator):
-    """The shared head picker, then a query token of that kind (the pronoun's row by default)."""
-    choice = head_picker(PICK, ckpt, tr, kinds=KINDS, default_kind=default_kind(ckpt))
-    rows, default = query_rows(a, choice.kind)
-    return choice, token_picker(key, rows, default, (subj.path, a.text, choice.kind), tr("steps.query"))
 
 
 def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:

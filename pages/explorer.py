@@ -118,7 +118,7 @@ def compare_checkpoints(ctx: Context, tr: Translator) -> None:
                 st.text(str(exc))
                 continue
             st.markdown(f"**{label}**")
-            a = cache.analysis(path, ctx.analysis.text, subj.beam)
+            a = cache.analyse(path, ctx.analysis.text, subj.beam)
             st.text(a.translation)
             statement = route_statement(ckpt, tr)
             if statement:

@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pages._ui import cache, figures, headlab_b, research
+from pages._ui import background, cache, figures, headlab_b, research
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_kind, no_probe_set
+from pages._ui.query import model_inputs
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import PICK, Subject, open_page
 from pages._ui.views import HeadView
@@ -26,7 +27,6 @@ from pages._ui.widgets import (
     table,
     token_picker,
 )
-from pages.arithmetic import model_inputs
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
@@ -82,7 +82,10 @@ def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
     else:
         ps = the_probe_set(subj)
         stats = cache.memo(set_statistics, ckpt.model, ps)
-        coref = pronoun_scores(_probe(subj))
+        probe = _background_probe(subj, tr, "lab_stats_progress")
+        if probe is None:
+            return
+        coref = pronoun_scores(probe)
     rows = [
         {
             tr("lab.stat.kind"): tr(f"kind.short.{head.kind.value}"),
@@ -126,6 +129,16 @@ def _probe(subj: Subject, path: str | None = None):
     return cache.memo(coreference_probe, c.model, c.tokenizer, examples)
 
 
+def _background_probe(subj: Subject, tr: Translator, key: str):
+    """The subject's probe if computed; else None, with a progress bar while the lane computes it (off this
+    thread, holding no work slot)."""
+    c = cache.checkpoint(subj.path)
+    probe, job = background.start(coreference_probe, c.model, c.tokenizer, _probe_examples(subj))
+    if job is not None:
+        background.progress(job, key, tr)
+    return probe
+
+
 def _open_in_explorer(head: HeadId, checkpoint: str) -> None:
     set_head(PICK, head, checkpoint)
     open_tab("explorer_tab", "overview")
@@ -137,7 +150,9 @@ def probe_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
         st.info(no_probe_set(ckpt, tr))
         return
     st.markdown(tr("lab.probe_intro", n=PROBE_N))
-    probe = _probe(subj)
+    probe = _background_probe(subj, tr, "lab_probe_progress")
+    if probe is None:
+        return
     cols = st.columns(len(PROBE_QUERIES))
     for col, q in zip(cols, PROBE_QUERIES):
         with col:
@@ -165,7 +180,7 @@ def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     ss["lab_off"] = [h for h in ss.get("lab_off", []) if h in all_heads]
     off = st.multiselect(tr("lab.switch_off"), all_heads, key="lab_off", format_func=lambda h: head_label(h, tr))
     options = CallOptions(head_mask=HeadMask.without(cfg, off)) if off else CallOptions()
-    ablated = cache.analysis(subj.path, a.text, subj.beam, options)
+    ablated = cache.analyse(subj.path, a.text, subj.beam, options)
     c1, c2 = st.columns(2)
     c1.caption(tr("lab.translation_all"))
     c1.text(a.translation)
@@ -184,8 +199,15 @@ def ablation_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
     with m2.container(key="lab_loss"):
         st.metric(tr("lab.loss"), f"{now.loss:.4f}", f"{now.loss - base.loss:+.4f}", delta_color="inverse")
     st.subheader(tr("lab.ranking_title"))
-    base, effects = cache.memo(rank_heads, ckpt.model, ps)
-    scores = pronoun_scores(_probe(subj))
+    ranking, job = background.start(rank_heads, ckpt.model, ps)
+    if job is not None:
+        background.progress(job, "lab_ranking_progress", tr)
+        return
+    base, effects = ranking
+    probe = _background_probe(subj, tr, "lab_ranking_progress")
+    if probe is None:
+        return
+    scores = pronoun_scores(probe)
     rows = [
         {
             tr("lab.col_head"): head_label(e.head, tr),

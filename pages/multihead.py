@@ -7,10 +7,10 @@ import streamlit as st
 from pages._ui import cache
 from pages._ui.i18n import Translator
 from pages._ui.lesson_views import ContributionView, Vectors, VectorsView
+from pages._ui.query import model_inputs, pick_head_and_query
 from pages._ui.sentence import sentence_analysis
 from pages._ui.session import open_page
 from pages._ui.widgets import check, show_view, table
-from pages.arithmetic import model_inputs, pick_head_and_query
 from transformer.attention import AttentionKind
 from transformer.inspection.heads import summarize_layer
 from transformer.inspection.multihead import head_contributions

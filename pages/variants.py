@@ -15,7 +15,7 @@ from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind
 from transformer.checkpoint import Checkpoint
-from transformer.inspection import variants
+from transformer.inspection import attention_variants
 
 TABS = ("scoring", "restricted", "table1")
 SCORERS = ("dot", "scaled_dot", "general", "additive")
@@ -31,7 +31,8 @@ TIMING_SIZES = [(16, 32), (64, 32), (256, 32), (64, 128), (256, 128)]
 @st.cache_resource(show_spinner=False)
 def _measurements():
     """Timings and saturation on random data: independent of any model, measured once per server."""
-    return variants.time_scorers(TIMING_SIZES), variants.saturation(), variants.complexity()
+    av = attention_variants
+    return av.time_scorers(TIMING_SIZES), av.saturation(), av.complexity()
 
 
 def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
@@ -42,7 +43,7 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
         with col:
             st.markdown(f"**{tr(f'variants.{name}')}**")
             st.latex(FORMULAS[name])
-            st.caption(tr("variants.params", n=variants.parameter_counts(d_k)[name], d_k=d_k))
+            st.caption(tr("variants.params", n=attention_variants.parameter_counts(d_k)[name], d_k=d_k))
     timing, saturation, _ = _measurements()
     series = {
         tr(f"variants.{name}"): ([f"n={n}, d_k={d}" for n, d in zip(timing.n, timing.d_k)], timing.ms[name])
@@ -61,7 +62,7 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
         plot(
             figures.line_chart(
                 sat,
-                tr("variants.saturation"),
+                tr("attention_variants.saturation"),
                 x_title="d_k",
                 y_title=tr("scaling.max_weight_axis"),
                 log_x=True,
@@ -70,14 +71,14 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
             "variants_saturation",
         )
     st.caption(tr("variants.measured_here"))
-    st.markdown(tr("variants.saturation_text"))
+    st.markdown(tr("attention_variants.saturation_text"))
 
 
 def restricted_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("variants.restricted_intro"))
     S = len(a.source_pieces)
     windows = [None, S, *range(S - 1, -1, -1)]
-    runs = cache.memo(variants.restricted_runs, ckpt.model, ckpt.tokenizer, a.text, windows)
+    runs = cache.memo(attention_variants.restricted_runs, ckpt.model, ckpt.tokenizer, a.text, windows)
     full = runs[0]
     flip = next((run.window for run in runs[2:] if run.pronoun != full.pronoun), None)
     if full.pronoun is None:

@@ -39,6 +39,15 @@ def run(at: AppTest) -> AppTest:
     return at
 
 
+def settle(at: AppTest) -> AppTest:
+    """Run again until the background lane has nothing left for this page (a heavy tab shows progress first)."""
+    from pages._ui import background
+
+    while background.drain():
+        run(at)
+    return at
+
+
 def tab(at: AppTest, key: str, tab_key: str) -> AppTest:
     """Open a tab by its catalogue key: the session keeps the open tab's id (the key's last part) under `key`."""
     at.session_state[key] = tab_key.rsplit(".", 1)[-1]

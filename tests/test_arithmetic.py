@@ -12,7 +12,7 @@ from apptest import app, check_value, figures, node_text, run, tab, table
 from transformer import Transformer, TransformerConfig
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import load_checkpoint
-from transformer.inspection import variants
+from transformer.inspection import attention_variants
 from transformer.inspection.arithmetic import walkthrough
 from transformer.inspection.heads import argmax_shares, head_statistics, rollout, summarize_layer
 from transformer.inspection.scaling import random_scaling, softmax_stats
@@ -23,20 +23,20 @@ shipped = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shippe
 
 def test_scorers_have_the_right_shapes_and_a_hand_computed_case():
     q, k = torch.randn(3, 4), torch.randn(5, 4)
-    assert variants.dot_scores(q, k).shape == (3, 5)
-    general, additive = variants.GeneralScorer(4), variants.AdditiveScorer(4, 6)
+    assert attention_variants.dot_scores(q, k).shape == (3, 5)
+    general, additive = attention_variants.GeneralScorer(4), attention_variants.AdditiveScorer(4, 6)
     assert general(q, k).shape == (3, 5) and additive(q, k).shape == (3, 5)
-    assert variants.parameter_counts(4, 6) == {"dot": 0, "scaled_dot": 0, "general": 16, "additive": 54}
+    assert attention_variants.parameter_counts(4, 6) == {"dot": 0, "scaled_dot": 0, "general": 16, "additive": 54}
     assert sum(p.numel() for p in additive.parameters()) == 54 and general.w.numel() == 16
     # by hand: q = (1, 2), k = (3, 4)
     q1, k1 = torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, 4.0]])
-    assert float(variants.dot_scores(q1, k1, scaled=False)) == 11.0
-    assert math.isclose(float(variants.dot_scores(q1, k1)), 11.0 / math.sqrt(2), rel_tol=1e-6)
-    g = variants.GeneralScorer(2)
+    assert float(attention_variants.dot_scores(q1, k1, scaled=False)) == 11.0
+    assert math.isclose(float(attention_variants.dot_scores(q1, k1)), 11.0 / math.sqrt(2), rel_tol=1e-6)
+    g = attention_variants.GeneralScorer(2)
     with torch.no_grad():
         g.w.copy_(torch.tensor([[1.0, 0.0], [0.0, 2.0]]))
     assert float(g(q1, k1).detach()) == 1 * 3 + 2 * 2 * 4  # qᵀ W k = 19
-    a = variants.AdditiveScorer(2, 2)
+    a = attention_variants.AdditiveScorer(2, 2)
     with torch.no_grad():
         a.w1.weight.copy_(torch.eye(2))
         a.w2.weight.copy_(torch.eye(2))
@@ -57,16 +57,16 @@ def test_the_scaling_statistics_on_a_fixed_seed():
     assert math.isclose(entropy, math.log(4)) and largest == 0.25
     p = np.full(4, 0.25)
     assert math.isclose(grad, np.linalg.norm(np.diag(p) - np.outer(p, p)))
-    sat = variants.saturation(d_ks=(4, 1024), trials=100)
+    sat = attention_variants.saturation(d_ks=(4, 1024), trials=100)
     assert sat.max_weight["dot"][1] > 0.8 and sat.max_weight["additive"][1] < 0.3  # additive does not saturate
 
 
 def test_windowed_attention_equals_a_band_mask_and_costs_linear_memory():
     q = torch.randn(40, 8)
     band = (torch.arange(40)[:, None] - torch.arange(40)[None]).abs() <= 3
-    ref = variants.dot_scores(q, q).masked_fill(~band, float("-inf")).softmax(-1) @ q
-    torch.testing.assert_close(variants.windowed_attention(q, q, q, 3), ref, atol=1e-5, rtol=1e-5)
-    c = variants.complexity(ns=(128, 512), d=16, window=4, repeat=1)
+    ref = attention_variants.dot_scores(q, q).masked_fill(~band, float("-inf")).softmax(-1) @ q
+    torch.testing.assert_close(attention_variants.windowed_attention(q, q, q, 3), ref, atol=1e-5, rtol=1e-5)
+    c = attention_variants.complexity(ns=(128, 512), d=16, window=4, repeat=1)
     assert c.mb_full[1] / c.mb_full[0] > 10  # n²: 16x when n grows 4x
     assert c.mb_restricted[1] / c.mb_restricted[0] < 6  # linear
 
@@ -156,5 +156,5 @@ def test_variants_page_wide_window_changes_nothing():
     S = len(load_checkpoint(DEFAULT_CHECKPOINT).tokenizer.encode(at.session_state["text"])) + 1  # with </s>
     assert list(rows.iloc[:, 0]) == [S, *range(S - 1, -1, -1)]  # r = S, S - 1, ..., 0
     assert rows.iloc[0, 2] == node_text(at.get_by_key("translation")).splitlines()[-1]  # r = S: the full translation
-    tab(at, "variants_tab", "variants.tab.table1")
+    tab(at, "variants_tab", "attention_variants.tab.table1")
     assert len(table(at, "table1")) == 4 and {"table1_time", "table1_memory"} <= set(figures(at))

@@ -353,7 +353,7 @@ def test_a_session_waiting_for_the_batcher_lends_its_work_slot(monkeypatch):
 
 
 def test_the_translation_goes_out_before_the_slot_is_taken_back(monkeypatch):
-    """cache.analysis's first (the page's notes and translation) runs while the session's work slot is
+    """cache.analyse's first (the page's notes and translation) runs while the session's work slot is
     lent, so a batch's sessions show their translations together instead of one slot after another."""
     import pages._ui.slots as slots
     from pages._ui import cache
@@ -380,7 +380,7 @@ def test_the_translation_goes_out_before_the_slot_is_taken_back(monkeypatch):
         seen.append((a.translation, free))
 
     with slots.work_slot():
-        a = cache.analysis(str(DEFAULT_CHECKPOINT), "The slot test's own sentence.", 1, first=first)
+        a = cache.analyse(str(DEFAULT_CHECKPOINT), "The slot test's own sentence.", 1, first=first)
         assert not slots._slots.acquire(blocking=False)  # the page holds its slot again afterwards
     # the translation first, then (slot still lent) the page waits for the model's other sentences
     assert seen == [(a.translation, True), ("wait_idle", 1)]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
-from apptest import EN, app, check_value, figures, node_text, run, tab, table
+from apptest import EN, app, check_value, figures, node_text, run, settle, tab, table
 
 from transformer import AttentionKind, CallOptions, HeadId, HeadMask
 from transformer.checkpoint import load_checkpoint
@@ -121,10 +123,10 @@ def test_statistics_rows_are_one_per_head_with_none_where_undefined():
 def test_head_lab_pages_render_and_measure():
     at = run(app("headlab"))
     assert "lab_grid" in figures(at) and len(table(at, "lab_stats_table")) == n_heads()
-    at.radio(key="lab_scope").set_value("probe_set").run()
+    settle(at.radio(key="lab_scope").set_value("probe_set").run())
     frame = table(at, "lab_stats_table")
     assert frame[EN("lab.stat.coreference")].max() > 0.9  # the cross head that finds the antecedent
-    tab(at, "lab_tab", "lab.tab.probe")
+    settle(tab(at, "lab_tab", "lab.tab.probe"))
     assert {"lab_probe_cross_pronoun", "lab_probe_encoder_pronoun"} <= set(figures(at))
     # the button of the row kind that carries the decision (the encoder's "it" row in the default, 1.000 on the
     # card's 2,000 sentences) opens the card's best head of that kind; chance-level kinds may rank otherwise on
@@ -145,7 +147,7 @@ def test_head_lab_pages_render_and_measure():
 @pytest.mark.slow
 @shipped
 def test_ablation_ranks_heads_and_names_bystanders():
-    at = run(app("headlab", lab_tab="ablation"))
+    at = settle(run(app("headlab", lab_tab="ablation")))
     ranking = table(at, "lab_ranking")
     assert len(ranking) == n_heads()
     drops = list(ranking[EN("lab.col_accuracy_drop")])
@@ -179,3 +181,28 @@ def test_rollout_and_training_tabs():
     # one point per snapshot and the final model; the head forms
     assert len(formation["x"]) == len(snapshots(DEFAULT_CHECKPOINT)) + 1
     assert formation["y"][-1] > 0.9 > formation["y"][0]
+
+
+def test_the_probe_tab_shows_progress_first_then_the_ranking_computed_off_the_page_thread(monkeypatch):
+    """Issue 35, faults 6 and 10: the probe runs in the background lane (no work slot held) and the tab
+    shows a progress bar until it is there."""
+    import transformer.evaluate as evaluate
+    from pages._ui import background, cache, slots
+
+    held = []
+    original = evaluate.probe_batches
+
+    def watched(*args, **kwargs):
+        held.append((threading.current_thread().name, getattr(slots._held, "slot", False)))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate, "probe_batches", watched)
+    background.drain()
+    cache.results().clear()  # a probe computed by an earlier test would be shown at once
+    at = run(app("headlab", lab_tab="probe"))
+    bars = [el for el in at.get_by_key("lab_probe_progress") if getattr(el, "type", "") == "progress"]
+    assert bars, "the probe tab shows a progress bar on a first visit"
+    assert "lab_probe_cross_pronoun" not in figures(at)
+    settle(at)
+    assert {"lab_probe_cross_pronoun", "lab_probe_encoder_pronoun"} <= set(figures(at))
+    assert held and all(name.startswith("background") and not slot for name, slot in held)

@@ -16,7 +16,7 @@ from test_device import on_a_foreign_default_device
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import CorpusSpec, generate_test
-from transformer.inspection import masking, positions, variants
+from transformer.inspection import attention_variants, masking, positions
 from transformer.inspection.arithmetic import walkthrough
 from transformer.inspection.headlab import head_map, measure, probe_set, rank_heads, set_statistics
 from transformer.inspection.multihead import head_contributions
@@ -68,7 +68,7 @@ def test_every_inspection_builds_on_the_models_device(ckpt):
         "embedding_norms": lambda: positions.embedding_norms(m, src),
         "order_blindness": lambda: positions.order_blindness(m, tok, TEXT, 1),
         "model_scaling": lambda: model_scaling(m, src, dec),
-        "restricted_runs": lambda: variants.restricted_runs(m, tok, TEXT, [None, 2, 0]),
+        "restricted_runs": lambda: attention_variants.restricted_runs(m, tok, TEXT, [None, 2, 0]),
         "measure": lambda: measure(m, ps, off),
         "rank_heads": lambda: rank_heads(m, ps),
         "set_statistics": lambda: set_statistics(m, ps),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
@@ -161,8 +162,11 @@ def coreference_probe(
     examples: list[Example],
     batch_size: int = 64,
     options: CallOptions = DEFAULT,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ProbeResult:
-    """Score every head on every probe row kind (see ProbeQuery). A noun's weight is the sum over its pieces."""
+    """Score every head on every probe row kind (see ProbeQuery). A noun's weight is the sum over its pieces.
+
+    progress(done, total) is called after each batch with the sentences probed so far (it changes no result)."""
     require_eval(model)
     L_enc, L_dec, H = model.config.n_encoder_layers, model.config.n_decoder_layers, model.config.n_heads
     shape = {AttentionKind.ENCODER: (L_enc, H), AttentionKind.CROSS: (L_dec, H)}
@@ -189,6 +193,8 @@ def coreference_probe(
                 win = antecedent_wins(row, r)
                 wins[q] += win
                 fam_wins[ex.family][q] += win
+        if progress is not None:
+            progress(n, len(examples))
     return ProbeResult(
         n,
         {q: w / max(n, 1) for q, w in wins.items()},

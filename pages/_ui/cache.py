@@ -25,7 +25,7 @@ import torch
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint, load_checkpoint
-from transformer.layout import MODEL_FILE
+from transformer.layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, TOKENIZER_FILE, tokenizer_files
 from transformer.options import DEFAULT, CallOptions
 
 from . import slots
@@ -51,14 +51,26 @@ STAMP_S = 1.0  # how long one read of the file system (a weights' time, the fold
 _stamps: BoundedCache[float] = BoundedCache(64, 2**16, size_of=lambda _: 1, ttl_s=STAMP_S)
 
 
-def _stat(path: str) -> float:
-    p = Path(path) / MODEL_FILE
-    return p.stat().st_mtime if p.exists() else 0.0
+def _stat(path: str) -> tuple:
+    """(name, mtime_ns, size) of each file a checkpoint is read from: the weights, the card, the config and
+    the tokenizer files (a missing one counts as absent)."""
+    folder = Path(path)
+    names = (MODEL_FILE, CARD_FILE, CONFIG_FILE, *(tokenizer_files(folder) or (TOKENIZER_FILE,)))
+    out = []
+    for name in names:
+        try:
+            st_ = (folder / name).stat()
+        except OSError:
+            out.append((name, None, None))
+        else:
+            out.append((name, st_.st_mtime_ns, st_.st_size))
+    return tuple(out)
 
 
-def stamp(path: str) -> float:
-    """The weights' modification time: a checkpoint rewritten in place is loaded again (within STAMP_S; at
-    once after forget_stamps). Read once per STAMP_S for the server: three reads per run, under 30 sessions
+def stamp(path: str) -> tuple:
+    """What identifies a loaded checkpoint: the modification time and size of its weights, card, config and
+    tokenizer: a checkpoint rewritten in place, or its card updated (update_card), is loaded again (within
+    STAMP_S; at once after forget_stamps). Read once per STAMP_S for the server: three reads per run, under 30 sessions
     each system call waited for the interpreter lock again (7 % of the server's time, py-spy)."""
     return _stamps.get(path, lambda: _stat(path))
 
@@ -68,11 +80,11 @@ def forget_stamps() -> None:
     _stamps.clear()
 
 
-_LOADED: weakref.WeakValueDictionary[tuple[str, float], Checkpoint] = weakref.WeakValueDictionary()
+_LOADED: weakref.WeakValueDictionary[tuple[str, tuple], Checkpoint] = weakref.WeakValueDictionary()
 
 
 @st.cache_resource(show_spinner=False, max_entries=MODELS)
-def _checkpoint(path: str, mtime: float) -> Checkpoint:
+def _checkpoint(path: str, mtime: tuple) -> Checkpoint:
     ckpt = load_checkpoint(path)
     for p in ckpt.model.parameters():  # shared by every session: nothing may train or change it
         p.requires_grad_(False)
@@ -109,7 +121,7 @@ def analyses() -> BoundedCache[Analysis]:
     return _analyses(*limits())
 
 
-def analysis(
+def analyse(
     path: str,
     text: str,
     beam: int = 1,
@@ -138,7 +150,7 @@ def analysis(
     # meanwhile, whose request can then join the same batch. (Holding it while waiting for a session
     # that needs a slot back to finish would deadlock.)
     with slots.released() if backend.elsewhere else nullcontext():
-        a = analyses().get(call_key(analysis, (ckpt, text, beam, options), {}), compute)
+        a = analyses().get(call_key(analyse, (ckpt, text, beam, options), {}), compute)
         if first is not None:
             first(a)
         # the model's thread first: drawing this page now would slow the sentences it still decodes
@@ -168,7 +180,7 @@ def results() -> BoundedCache[Any]:
 
 
 # --- Keys from what a computation reads -------------------------------------------------------------
-# A loaded checkpoint (and its model and tokenizer) stands for its directory and the weights' mtime;
+# A loaded checkpoint (and its model and tokenizer) stands for its directory and its files' times and sizes;
 # every other argument is hashed by value, as st.cache_data does: arrays and tensors by content,
 # dataclasses (CallOptions, HeadMask, ...) field by field, enums by value. A type it cannot hash is
 # an error rather than a silently shared entry.
@@ -247,8 +259,18 @@ def _digest(value: Any) -> bytes:
     return h.digest()
 
 
+def _source(fn: types.FunctionType) -> bytes:
+    """The function's source text (its constants included, unlike co_code); its code object's parts when
+    the source cannot be read (a function built at run time)."""
+    try:
+        return inspect.getsource(fn).encode()
+    except (OSError, TypeError):
+        code = fn.__code__
+        return code.co_code + repr((code.co_consts, code.co_names)).encode()
+
+
 def call_key(fn: Callable, args: tuple, kwargs: dict) -> tuple[str, bytes]:
-    """The cache key of fn(*args, **kwargs): the function's name and code, and its arguments' values.
+    """The cache key of fn(*args, **kwargs): the function's name and source, and its arguments' values.
 
     A lambda or a nested function is refused: it may read variables that its arguments do not show.
     """
@@ -256,7 +278,7 @@ def call_key(fn: Callable, args: tuple, kwargs: dict) -> tuple[str, bytes]:
     if not isinstance(inner, types.FunctionType) or "<" in inner.__qualname__:
         raise TypeError(f"memo needs a module-level function, got {fn!r}")
     h = hashlib.blake2b(digest_size=20)
-    h.update(inner.__code__.co_code)
+    h.update(_source(inner))
     _feed(h, args)
     _feed(h, kwargs)
     return f"{inner.__module__}.{inner.__qualname__}", h.digest()

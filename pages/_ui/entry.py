@@ -27,6 +27,7 @@ import streamlit as st
 from transformer.layout import REPO_ROOT
 
 from .i18n import Translator
+from .lru import CacheWaitTimeout
 
 # section key -> (module of pages/, title key, icon); the first page is the default one.
 SECTIONS: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -46,9 +47,14 @@ SECTIONS: dict[str, tuple[tuple[str, str, str], ...]] = {
 DEFAULT = SECTIONS["nav.explore"][0][0]
 
 
-def _runner(module: str) -> Callable[[], None]:
+def _runner(module: str, tr: Translator) -> Callable[[], None]:
     def run() -> None:
-        importlib.import_module(f"pages.{module}").page()
+        try:
+            importlib.import_module(f"pages.{module}").page()
+        except CacheWaitTimeout as exc:  # a bounded wait on another session's computation ran out
+            st.warning(tr("cache.wait_timeout", seconds=exc.waited_s), icon=":material/hourglass_top:")
+        except TimeoutError:
+            st.warning(tr("cache.timeout"), icon=":material/hourglass_top:")
 
     run.__name__ = module
     return run
@@ -64,10 +70,10 @@ class Navigation:
             for module, title, icon in entries:
                 default = module == DEFAULT
                 self.pages[module] = st.Page(
-                    _runner(module), title=tr(title), icon=icon, url_path="" if default else module, default=default
+                    _runner(module, tr), title=tr(title), icon=icon, url_path="" if default else module, default=default
                 )
         _, title, icon = SECTIONS["nav.explore"][0]
-        self.alias = st.Page(_runner(DEFAULT), title=tr(title), icon=icon, url_path=DEFAULT, visibility="hidden")
+        self.alias = st.Page(_runner(DEFAULT, tr), title=tr(title), icon=icon, url_path=DEFAULT, visibility="hidden")
         sections = {tr(key): [self.pages[module] for module, _, _ in entries] for key, entries in SECTIONS.items()}
         sections[tr("nav.explore")].append(self.alias)
         # hidden: no list of module names on a fresh server's first run either (config.toml)

@@ -8,6 +8,7 @@ others wait for that result instead of computing it again.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -41,6 +42,23 @@ def size_of(value: Any) -> int:
 
 class _OwnerLeft(Exception):
     """The thread computing a value stopped before it had one."""
+
+
+class CacheWaitTimeout(TimeoutError):
+    """Another session's computation of the same key did not finish within the bound
+    ($TRANSFORMER_CACHE_WAIT_S seconds, 300 by default); the pages show a message instead."""
+
+    def __init__(self, key: Hashable, waited_s: float) -> None:
+        super().__init__(f"waited {waited_s:g} s for another computation of {key!r}; it has not finished")
+        self.key, self.waited_s = key, waited_s
+
+
+def wait_s() -> float:
+    """How long a request waits for another session's computation of the same key: $TRANSFORMER_CACHE_WAIT_S (300)."""
+    return float(os.environ.get("TRANSFORMER_CACHE_WAIT_S", "300"))
+
+
+_MISSING = object()
 
 
 class BoundedCache(Generic[V]):
@@ -88,31 +106,46 @@ class BoundedCache(Generic[V]):
                 future = self._pending[key] = Future()
                 self.misses += 1
         if not owner:
+            bound = wait_s()
             try:
-                return future.result()
+                return future.result(timeout=bound)
             except _OwnerLeft:  # the computing thread was stopped (its session left): compute here instead
                 return self.get(key, compute)
-        try:
+            except TimeoutError as exc:  # concurrent.futures.TimeoutError is TimeoutError since 3.11
+                if isinstance(exc, CacheWaitTimeout):
+                    raise
+                raise CacheWaitTimeout(key, bound) from None
+        try:  # every stage (the computation, its size, the insertion) releases the key if it fails
             value = compute()
+            size = self.size_of(value)
+            with self._lock:
+                self._pending.pop(key, None)
+                if size <= self.max_bytes:
+                    old = self._entries.pop(key, None)
+                    if old is not None:
+                        self._bytes -= old[1]
+                    self._entries[key] = (value, size, time.monotonic())
+                    self._bytes += size
+                    self._evict()
         except BaseException as exc:
             with self._lock:
                 self._pending.pop(key, None)
             # an error of the computation reaches every waiter; a stop of the owner's thread (a rerun,
             # a session closing: not an Exception) only makes the waiters try again themselves
-            future.set_exception(exc if isinstance(exc, Exception) else _OwnerLeft())
+            if not future.done():
+                future.set_exception(exc if isinstance(exc, Exception) else _OwnerLeft())
             raise
-        size = self.size_of(value)
-        with self._lock:
-            self._pending.pop(key, None)
-            if size <= self.max_bytes:
-                old = self._entries.pop(key, None)
-                if old is not None:
-                    self._bytes -= old[1]
-                self._entries[key] = (value, size, time.monotonic())
-                self._bytes += size
-                self._evict()
         future.set_result(value)
         return value
+
+    def peek(self, key: Hashable, default: Any = None) -> V | Any:
+        """The cached value of key, or default: never computes, never waits for a computation in flight."""
+        with self._lock:
+            entry = self._entries.get(key, _MISSING)
+            if entry is _MISSING or (self.ttl_s is not None and time.monotonic() - entry[2] > self.ttl_s):
+                return default
+            self._entries.move_to_end(key)
+            return entry[0]
 
     def clear(self) -> None:
         with self._lock:

@@ -31,14 +31,6 @@ def _probes() -> BoundedCache[dict]:
     return BoundedCache(16, 4 * 2**20)
 
 
-class _NotComputed(Exception):
-    pass
-
-
-def _not_computed() -> dict:
-    raise _NotComputed  # errors are never cached: a look-up that must not compute
-
-
 def _probe_key(ckpt: Checkpoint) -> tuple:
     from . import cache
 
@@ -46,10 +38,8 @@ def _probe_key(ckpt: Checkpoint) -> tuple:
 
 
 def _computed(ckpt: Checkpoint) -> dict | None:
-    try:
-        return _probes().get(_probe_key(ckpt), _not_computed)
-    except _NotComputed:
-        return None
+    """The probe if a session has computed it already; never computes nor waits for one in flight."""
+    return _probes().peek(_probe_key(ckpt))
 
 
 def compute_probe(ckpt: Checkpoint, tr) -> dict:

@@ -24,16 +24,16 @@ def sentence_analysis(subj: Subject, ckpt: Checkpoint, tr: Translator, show: boo
     """The analysis of the sidebar's sentence, after the notes it needs; an empty sentence stops the page.
 
     The notes and the translation go out as soon as the analysis is there, before the page takes its
-    work slot back (cache.analysis's first): a class's translations arrive together, with one batch.
+    work slot back (cache.analyse's first): a class's translations arrive together, with one batch.
     """
     if not subj.text.strip():
         st.info(tr("sentence.empty"))
         st.stop()
     if not show:
-        return cache.analysis(subj.path, subj.text, subj.beam)
+        return cache.analyse(subj.path, subj.text, subj.beam)
     # an imported model's vocabulary is its tokenizer's (its <unk> notes below), not our corpus's words
     known = None if is_imported(ckpt.card) else cache.memo(for_card, ckpt.card)
-    a = cache.analysis(subj.path, subj.text, subj.beam, first=lambda a: notes_and_translation(subj, ckpt, a, known, tr))
+    a = cache.analyse(subj.path, subj.text, subj.beam, first=lambda a: notes_and_translation(subj, ckpt, a, known, tr))
     if known is not None:
         with st.expander(tr("sentence.vocabulary", n=len(known.words))):
             for name, words in known.classes.items():
@@ -124,4 +124,4 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
 
 
 def view_context(subj: Subject, ckpt: Checkpoint, a: Analysis) -> Context:
-    return Context(a, ckpt, lambda text: cache.analysis(subj.path, text[:MAX_TEXT], subj.beam))
+    return Context(a, ckpt, lambda text: cache.analyse(subj.path, text[:MAX_TEXT], subj.beam))

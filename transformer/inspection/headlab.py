@@ -7,6 +7,7 @@ over the probe set measures accuracy and loss together.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,16 +86,23 @@ class HeadEffect:
 
 
 @on_model_device
-def rank_heads(model: Transformer, ps: ProbeSet) -> tuple[Effect, list[HeadEffect]]:
-    """Switch each head off alone and measure what it costs; the most harmful first."""
+def rank_heads(
+    model: Transformer, ps: ProbeSet, progress: Callable[[int, int], None] | None = None
+) -> tuple[Effect, list[HeadEffect]]:
+    """Switch each head off alone and measure what it costs; the most harmful first.
+
+    progress(done, total) is called after each head (it changes no result)."""
     base = measure(model, ps)
     with torch.inference_mode():
         memories = [model.encode(src) for src, _, _, _ in ps.on(model)]  # unchanged when a decoder head is off
     effects = []
-    for head in HeadId.all(model.config):
+    heads = HeadId.all(model.config)
+    for done, head in enumerate(heads, 1):
         options = CallOptions(head_mask=HeadMask.without(model.config, [head]))
         e = measure(model, ps, options, None if head.kind.in_encoder else memories)
         effects.append(HeadEffect(head, base.accuracy - e.accuracy, e.loss - base.loss))
+        if progress is not None:
+            progress(done, len(heads))
     effects.sort(key=lambda h: (-h.accuracy_drop, -h.loss_rise))
     return base, effects
 

@@ -62,7 +62,7 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
         plot(
             figures.line_chart(
                 sat,
-                tr("attention_variants.saturation"),
+                tr("variants.saturation"),
                 x_title="d_k",
                 y_title=tr("scaling.max_weight_axis"),
                 log_x=True,
@@ -71,7 +71,7 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
             "variants_saturation",
         )
     st.caption(tr("variants.measured_here"))
-    st.markdown(tr("attention_variants.saturation_text"))
+    st.markdown(tr("variants.saturation_text"))
 
 
 def restricted_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from torch import Tensor
 
+from .atomic import OverwriteError, is_our_checkpoint, write_folder
 from .config import ConfigError, TransformerConfig
 from .decoding import MAX_ALPHA, PAPER_ALPHA
 from .layout import (
@@ -110,20 +109,18 @@ def save_checkpoint(
     extra_json: dict[str, Any] | None = None,
     keep_other_files: bool = False,
 ) -> Path:
-    """Write a checkpoint directory atomically (a temporary sibling, then a rename).
+    """Write a checkpoint directory atomically (a temporary sibling, then a rename: transformer.atomic).
 
     Args:
-        overwrite: replace an existing checkpoint at path (else CheckpointError).
+        overwrite: replace an existing checkpoint at path (else CheckpointError); a folder that is not a
+            checkpoint (or holds files a checkpoint does not) is never replaced.
         extra_tensors / extra_json: more files to write, by file name.
         keep_other_files: carry over entries of an existing path that this call
-            does not write (a training run's snapshots/ and metrics log).
+            does not write (a training run's snapshots/ and metrics log); the path may then be a
+            training run's folder that holds no checkpoint yet.
     """
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise CheckpointError(f"{path} already exists; pass overwrite=True (--overwrite) to replace it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
+
+    def fill(tmp: Path) -> None:
         save_file(_unique_state(model), str(tmp / MODEL_FILE), metadata={"format": "pt"})
         _write_json(tmp / CONFIG_FILE, model.config.to_dict())
         for name, data in tokenizer.files().items():
@@ -133,24 +130,18 @@ def save_checkpoint(
             save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, str(tmp / name))
         for name, data in (extra_json or {}).items():
             _write_json(tmp / name, data)
-        for f in tmp.iterdir():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-        old = None
-        if path.exists() and keep_other_files:
-            for entry in path.iterdir():
-                if not (tmp / entry.name).exists():
-                    os.replace(entry, tmp / entry.name)
-        if path.exists():
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            os.replace(path, old)
-        os.replace(tmp, path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+
+    try:
+        return write_folder(
+            path,
+            fill,
+            overwrite=overwrite,
+            recognise=lambda p: is_our_checkpoint(p, run_folder=keep_other_files),
+            what="a checkpoint",
+            keep_other_files=keep_other_files,
+        )
+    except OverwriteError as exc:
+        raise CheckpointError(str(exc)) from None
 
 
 def update_card(path: str | Path, updates: dict[str, Any]) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import Tensor
 
+from .atomic import EXPORT_MARKER, OverwriteError, check_replaceable, is_our_checkpoint, is_our_export, write_folder
 from .checkpoint import (
     MAX_JSON_BYTES,
     MAX_TOKENIZER_BYTES,
@@ -566,6 +567,11 @@ def import_marian(
         raise MarianError(f"--out {out}: {exc}") from None
     if out.exists() and not overwrite:
         raise MarianError(f"{out} already exists; pass --overwrite to replace it")
+    if out.exists():  # refuse before the work (save_checkpoint checks again when it swaps)
+        try:
+            check_replaceable(out, is_our_checkpoint, "a checkpoint")
+        except OverwriteError as exc:
+            raise MarianError(str(exc)) from None
     folder = inspected or inspect_folder(src, allow_pickle=allow_pickle, target_lang=target_lang)
     state = convert_weights(_read_weights(folder), folder.config)
     model = Transformer(folder.config)
@@ -605,13 +611,16 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
     separate vocabularies goes back as one: share_encoder_decoder_embeddings false, decoder_vocab_size,
     target_vocab.json and separate_vocabs in tokenizer_config.json.
     """
-    import os
-    import shutil
-    import tempfile
-
     out = Path(out)
+    if out.name in ("", ".", ".."):
+        out = out.resolve()
     if out.exists() and not overwrite:
         raise MarianError(f"{out} already exists; pass --overwrite to replace it")
+    if out.exists() or out.is_symlink():  # refuse before the work (write_folder checks again when it swaps)
+        try:
+            check_replaceable(out, is_our_export, "an exported model")
+        except OverwriteError as exc:
+            raise MarianError(str(exc)) from None
     try:
         ckpt = load_checkpoint(checkpoint)
     except CheckpointError as exc:
@@ -702,26 +711,26 @@ def export_marian(checkpoint: str | Path, out: str | Path, *, overwrite: bool = 
     )
     if card.get("command"):
         readme += f"\nTrained with `{card['command']}`.\n"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-    try:
+    marker = {"exported_by": "python -m transformer export-marian", "checkpoint": Path(checkpoint).name}
+
+    def fill(tmp: Path) -> None:
         save_file({k: v.detach().contiguous() for k, v in state.items()}, str(tmp / SAFETENSORS), {"format": "pt"})
         for name, data in {
             "config.json": hf_config,
             "generation_config.json": generation,
             HF_TOKENIZER_CONFIG: tok_config,
             VOCAB_FILE: vocab,
+            EXPORT_MARKER: marker,
         }.items():
             (tmp / name).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         for name, data in tok_files.items():
             (tmp / name).write_bytes(data)
         (tmp / README).write_text(readme, encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    try:
+        write_folder(out, fill, overwrite=overwrite, recognise=is_our_export, what="an exported model")
+    except OverwriteError as exc:
+        raise MarianError(str(exc)) from None
     return out
 
 

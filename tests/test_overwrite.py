@@ -1,0 +1,103 @@
+"""--overwrite replaces only a folder of ours (a checkpoint, an exported model), written completely first
+(issue 35, fault 1): `export-marian CKPT --out . --overwrite` once deleted the current directory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from marian_fixture import make_marian_folder
+
+from transformer import marian
+from transformer.atomic import EXPORT_MARKER
+from transformer.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer.cli import main
+
+
+def _precious(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "thesis.tex").write_text("years of work")
+    (folder / "data").mkdir(exist_ok=True)
+    (folder / "data" / "corpus.txt").write_text("more work")
+    return folder
+
+
+def _intact(folder):
+    assert (folder / "thesis.tex").read_text() == "years of work"
+    assert (folder / "data" / "corpus.txt").read_text() == "more work"
+
+
+def test_export_to_the_working_directory_is_refused(trained_checkpoint, tmp_path, monkeypatch, capsys):
+    here = _precious(tmp_path / "work")
+    monkeypatch.chdir(here)
+    assert main(["export-marian", str(trained_checkpoint), "--out", ".", "--overwrite"]) == 2
+    assert "refusing to replace" in capsys.readouterr().err
+    _intact(here)
+    assert sorted(p.name for p in here.iterdir()) == ["data", "thesis.tex"]
+
+
+def test_export_over_a_foreign_folder_is_refused(trained_checkpoint, tmp_path, capsys):
+    out = _precious(tmp_path / "mine")
+    assert main(["export-marian", str(trained_checkpoint), "--out", str(out), "--overwrite"]) == 2
+    err = capsys.readouterr().err
+    assert "refusing to replace" in err and EXPORT_MARKER in err
+    _intact(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]  # no temporary folder left
+
+
+def test_export_replaces_its_own_export_only(trained_checkpoint, tmp_path, capsys):
+    out = tmp_path / "exported"
+    assert main(["export-marian", str(trained_checkpoint), "--out", str(out)]) == 0
+    marker = json.loads((out / EXPORT_MARKER).read_text())
+    assert marker["checkpoint"] == trained_checkpoint.name
+    assert main(["export-marian", str(trained_checkpoint), "--out", str(out), "--overwrite"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exported"]
+    # a file the user added makes it theirs: refused, nothing deleted
+    (out / "notes.txt").write_text("keep me")
+    assert main(["export-marian", str(trained_checkpoint), "--out", str(out), "--overwrite"]) == 2
+    assert "notes.txt" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "keep me" and (out / "model.safetensors").is_file()
+
+
+def test_a_failed_export_leaves_the_old_one_whole(trained_checkpoint, tmp_path, monkeypatch):
+    out = tmp_path / "exported"
+    marian.export_marian(trained_checkpoint, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def boom(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(marian, "save_file", boom)
+    with pytest.raises(OSError, match="disk full"):
+        marian.export_marian(trained_checkpoint, out, overwrite=True)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exported"]
+
+
+def test_import_over_a_foreign_folder_is_refused(tmp_path, capsys):
+    src = make_marian_folder(tmp_path / "hf" / "tiny-marian")
+    out = _precious(tmp_path / "models")
+    assert main(["import-marian", str(src), "--out", str(out), "--overwrite"]) == 2
+    assert "refusing to replace" in capsys.readouterr().err
+    _intact(out)
+    assert main(["import-marian", str(src), "--out", str(tmp_path / "ok")]) == 0
+    assert main(["import-marian", str(src), "--out", str(tmp_path / "ok"), "--overwrite"]) == 0  # ours: replaced
+
+
+def test_save_checkpoint_replaces_checkpoints_only(trained_checkpoint, tmp_path):
+    ckpt = load_checkpoint(trained_checkpoint)
+    out = _precious(tmp_path / "c")
+    with pytest.raises(CheckpointError, match="refusing to replace"):
+        save_checkpoint(out, ckpt.model, ckpt.tokenizer, {"v": 1}, overwrite=True)
+    _intact(out)
+    link = tmp_path / "link"
+    link.symlink_to(out, target_is_directory=True)
+    with pytest.raises(CheckpointError, match="link"):
+        save_checkpoint(link, ckpt.model, ckpt.tokenizer, {"v": 1}, overwrite=True)
+    _intact(out)
+    good = tmp_path / "good"
+    save_checkpoint(good, ckpt.model, ckpt.tokenizer, {"v": 1})
+    (good / "README.md").write_text("a card")  # what a checkpoint may hold besides its files
+    save_checkpoint(good, ckpt.model, ckpt.tokenizer, {"v": 2}, overwrite=True)
+    assert load_checkpoint(good).card == {"v": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "good", "link"]

@@ -101,3 +101,16 @@ def test_save_checkpoint_replaces_checkpoints_only(trained_checkpoint, tmp_path)
     save_checkpoint(good, ckpt.model, ckpt.tokenizer, {"v": 2}, overwrite=True)
     assert load_checkpoint(good).card == {"v": 2}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c", "good", "link"]
+
+
+def test_training_over_a_foreign_folder_is_refused_before_it_trains(tmp_path):
+    import dataclasses
+
+    from transformer.training import PRESETS, Trainer
+    from transformer.training.lock import TrainingError
+
+    out = _precious(tmp_path / "mine")
+    with pytest.raises(TrainingError, match="refusing to replace"):
+        Trainer(dataclasses.replace(PRESETS["tiny"], steps=2), out, overwrite=True).train()
+    _intact(out)
+    assert not (out / "snapshots").exists() and not (out / "metrics.jsonl").exists()

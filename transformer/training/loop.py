@@ -24,6 +24,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from ..atomic import OverwriteError, check_replaceable, is_our_checkpoint
 from ..checkpoint import load_checkpoint, read_safetensors, save_checkpoint
 from ..config import TransformerConfig
 from ..layout import OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
@@ -142,6 +143,11 @@ class Trainer:
         resume = self.out / RESUME_DIR
         if (self.out / "config.json").exists() and not self.overwrite:
             raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
+        if self.out.exists():  # what the final save would refuse to replace, refused before the training
+            try:
+                check_replaceable(self.out, lambda p: is_our_checkpoint(p, run_folder=True), "a checkpoint")
+            except OverwriteError as exc:
+                raise TrainingError(str(exc)) from None
         examples = load_training_examples(cfg)
         # the words the run saw, each pair counted once (a corpus weighted up by real_repeat appears several
         # times in examples: the same objects), so that the app's rare-word note counts sentences, not repeats

@@ -12,7 +12,7 @@ from pages._ui.i18n import Translator
 from pages._ui.probe import default_kind, no_probe_set
 from pages._ui.query import model_inputs
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, Subject, open_page
+from pages._ui.session import PICK, Subject, inside_root, open_page
 from pages._ui.views import HeadView
 from pages._ui.widgets import (
     check,
@@ -250,8 +250,13 @@ def rollout_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
     st.caption(tr("lab.rollout_caveat"))
 
 
+def readable_snapshots(run: Path) -> list[tuple[int, Path]]:
+    """The run's snapshots that lie inside the checkpoints root (links are never listed nor read)."""
+    return [(step, path) for step, path in snapshots(run) if inside_root(str(path))]
+
+
 def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
-    snaps = snapshots(Path(subj.path))
+    snaps = readable_snapshots(Path(subj.path))
     if not snaps:
         st.info(tr("lab.no_snapshots"))
         return

@@ -78,9 +78,15 @@ def snapshot_dir(run: Path, step: int) -> Path:
 
 
 def snapshots(run: Path) -> list[tuple[int, Path]]:
-    """(step, directory) of a run's snapshots, in step order."""
+    """(step, directory) of a run's snapshots, in step order. Links (a linked snapshots/ folder or a linked
+    snapshot) are never listed, wherever they lead."""
+    folder = run / SNAPSHOT_DIR
+    if folder.is_symlink() or not folder.is_dir():
+        return []
     found = []
-    for p in (run / SNAPSHOT_DIR).glob("step-*"):
+    for p in folder.glob("step-*"):
+        if p.is_symlink() or not p.is_dir():
+            continue
         try:
             found.append((int(p.name.split("-", 1)[1]), p))
         except ValueError:

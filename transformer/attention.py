@@ -198,7 +198,7 @@ class MultiHeadAttention(nn.Module):
         else:
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         if head_mask is not None:
-            heads = heads * head_mask.to(heads.dtype)[None, :, None, None]
+            heads = heads * head_mask.to(heads.device, heads.dtype)[None, :, None, None]
         concat = heads.transpose(1, 2).reshape(B, T_q, self.d_model)  # (B, T_q, d_model)
         output = F.linear(concat, self.w_o.weight, self.w_o.bias)
         if trace is not None:

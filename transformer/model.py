@@ -358,7 +358,7 @@ class Transformer(nn.Module):
                 self_mask,
                 need_weights=capture.need_weights,
                 need_trace=capture.need_trace,
-                head_mask=options.heads(AttentionKind.ENCODER, i, self.config.n_heads),
+                head_mask=options.heads(AttentionKind.ENCODER, i, self.config.n_heads, like=x),
             )
             capture.add(AttentionKind.ENCODER, x, result)
             x = result.output
@@ -418,8 +418,8 @@ class Transformer(nn.Module):
                 need_trace=capture.need_trace,
                 past_kv=None if cache is None else cache.self_kv[i],
                 cross_kv=None if cache is None else cache.cross_kv[i],
-                self_head_mask=options.heads(AttentionKind.DECODER, i, self.config.n_heads),
-                cross_head_mask=options.heads(AttentionKind.CROSS, i, self.config.n_heads),
+                self_head_mask=options.heads(AttentionKind.DECODER, i, self.config.n_heads, like=x),
+                cross_head_mask=options.heads(AttentionKind.CROSS, i, self.config.n_heads, like=x),
             )
             if cache is not None:
                 cache.self_kv[i], cache.cross_kv[i] = result.self_attn.kv, result.cross_attn.kv

@@ -26,12 +26,16 @@ class HeadMask:
 
     off: frozenset[HeadId] = frozenset()
 
-    def layer(self, kind: AttentionKind, index: int, n_heads: int) -> Tensor | None:
-        """(H,) multipliers of one layer (1 keeps, 0 switches off), or None when it keeps every head."""
+    def layer(
+        self, kind: AttentionKind, index: int, n_heads: int, *, device=None, dtype: torch.dtype | None = None
+    ) -> Tensor | None:
+        """(H,) multipliers of one layer (1 keeps, 0 switches off), or None when it keeps every head.
+
+        device, dtype: those of the scores it multiplies (a CUDA model's mask is built on its GPU)."""
         heads = [h.head for h in self.off if h.kind is kind and h.layer == index]
         if not heads:
             return None
-        keep = torch.ones(n_heads)
+        keep = torch.ones(n_heads, device=device, dtype=dtype)
         keep[heads] = 0.0
         return keep
 
@@ -94,9 +98,11 @@ class CallOptions:
     head_mask: HeadMask | None = None
     head_gate: HeadGate | None = None
 
-    def heads(self, kind: AttentionKind, layer: int, n_heads: int) -> Tensor | None:
-        """(H,) multipliers of one layer's heads, or None when every head is kept."""
-        keep = None if self.head_mask is None else self.head_mask.layer(kind, layer, n_heads)
+    def heads(self, kind: AttentionKind, layer: int, n_heads: int, like: Tensor | None = None) -> Tensor | None:
+        """(H,) multipliers of one layer's heads, or None when every head is kept; built on like's device and
+        dtype (the layer's input)."""
+        on = {} if like is None else {"device": like.device, "dtype": like.dtype}
+        keep = None if self.head_mask is None else self.head_mask.layer(kind, layer, n_heads, **on)
         gate = None if self.head_gate is None else self.head_gate.layer(kind, layer)
         if gate is None:
             return keep

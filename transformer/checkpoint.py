@@ -252,17 +252,34 @@ def load_checkpoint(path: str | Path, *, map_location: str = "cpu") -> Checkpoin
     for name, tensor in state.items():
         if tensor.is_floating_point() and not torch.isfinite(tensor).all():
             raise CheckpointError(f"{name} contains NaN or infinite values")
-    model = Transformer(config)
-    with torch.no_grad():
-        own = model.state_dict()
-        for name, tensor in state.items():
-            own[name].copy_(tensor)
+    model = _assemble(config, state, expected)
     model.to(map_location).eval()
     extra_json = {}
     for f in sorted(path.glob("*.json")):
         if f.name not in (CONFIG_FILE, CARD_FILE, *names) and f.is_file() and inside(path, f):
             extra_json[f.name] = read_json(f)
     return Checkpoint(model, config, tokenizer, card, path, extra_json)
+
+
+def _assemble(config: TransformerConfig, state: dict[str, Tensor], expected: dict[str, Tensor]) -> Transformer:
+    """The model with state's tensors as its parameters: built on the meta device (no random model is made
+    and then overwritten: half the memory) and the checked tensors assigned, in the model's dtypes."""
+    with torch.device("meta"):
+        model = Transformer(config)
+    state = {name: t.to(expected[name].dtype) for name, t in state.items()}  # a float16 snapshot -> float32
+    missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
+    if config.tie_embeddings:  # stored once (the first name): the projection is the target embedding again
+        model.generator.weight = model.tgt_embed.weight
+    positional = model.positional
+    if isinstance(getattr(positional, "table", None), Tensor) and positional.table.is_meta:
+        # the sinusoidal table is computed, never stored (a non-persistent buffer)
+        from .positional import sinusoidal_table
+
+        positional.table = sinusoidal_table(config.max_len, config.d_model)
+    left = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
+    if unexpected or left:
+        raise CheckpointError(f"internal: weights left over {unexpected[:5]} or never loaded {left[:5]}")
+    return model
 
 
 def load_tokenizer(path: Path, names: tuple[str, ...], config: TransformerConfig) -> TokenizerBase:

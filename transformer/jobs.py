@@ -128,12 +128,16 @@ def start(root: Path, name: str, args: list[str], total_steps: int, tsv: bytes |
             args = [*args, "--data", str(data)]
         command = [sys.executable, "-m", "transformer", "train", *args, "--out", str(out)]
         command += ["--job-lock", str(lock_path(root)), "--quiet", "--probe"]
-        log = open(folder / f"{name}.log", "w", encoding="utf-8")
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "PYTHONUNBUFFERED": "1"}
-        proc = subprocess.Popen(
-            command, cwd=str(REPO_ROOT), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
-        log.close()
+        with open(folder / f"{name}.log", "w", encoding="utf-8") as log:  # the child keeps its own handle
+            try:
+                proc = subprocess.Popen(
+                    command, cwd=str(REPO_ROOT), stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                )
+            except OSError as exc:
+                raise JobError(f"the training process could not start: {exc}") from None
+        # reaped as soon as it ends (no zombie while the server runs); its state is read from its files
+        threading.Thread(target=proc.wait, name=f"reap-{proc.pid}", daemon=True).start()
         job = Job(name, str(out), command, proc.pid, time.time(), total_steps)
         (folder / "job.json").write_text(json.dumps(asdict(job)), encoding="utf-8")
         for _ in range(100):  # until the process holds the lock (or has already ended)

@@ -36,8 +36,8 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import Tensor
 
-from .atomic import EXPORT_MARKER, OverwriteError, check_replaceable, is_our_checkpoint, is_our_export, write_folder
-from .checkpoint import (
+from ..atomic import EXPORT_MARKER, OverwriteError, check_replaceable, is_our_checkpoint, is_our_export, write_folder
+from ..checkpoint import (
     MAX_JSON_BYTES,
     MAX_TOKENIZER_BYTES,
     CheckpointError,
@@ -45,10 +45,10 @@ from .checkpoint import (
     read_safetensors_header_guard,
     save_checkpoint,
 )
-from .config import ConfigError, TransformerConfig
-from .layout import SOURCE_SPM, TARGET_SPM, TARGET_VOCAB, VOCAB_FILE, check_name, inside
-from .model import Transformer
-from .tokenizer import MarianTokenizer, Tokenizer, TokenizerError
+from ..config import ConfigError, TransformerConfig
+from ..layout import SOURCE_SPM, TARGET_SPM, TARGET_VOCAB, VOCAB_FILE, check_name, inside
+from ..model import Transformer
+from ..tokenizer import MarianTokenizer, Tokenizer, TokenizerError
 
 SAFETENSORS, PICKLE = "model.safetensors", "pytorch_model.bin"
 HF_TOKENIZER_CONFIG, README = "tokenizer_config.json", "README.md"
@@ -542,7 +542,7 @@ def convert_weights(state: dict[str, Tensor], config: TransformerConfig) -> dict
 
 def marian_positions(max_len: int, d_model: int) -> Tensor:
     """Marian's sinusoidal table: [sin for each frequency | cos for each frequency]."""
-    from .positional import sinusoidal_table
+    from ..positional import sinusoidal_table
 
     return sinusoidal_table(max_len, d_model)[:, torch.argsort(d_model_permutation(d_model))]
 
@@ -597,7 +597,7 @@ def _languages(card: dict[str, Any]) -> dict[str, str]:
     train = card.get("train_config")
     if isinstance(train, dict) and train.get("data_file"):
         return {}
-    from .inspection.languages import language_pair
+    from ..inspection.languages import language_pair
 
     src, tgt = language_pair(card)
     return {"source_lang": src or "en", "target_lang": tgt or "fr"}
@@ -765,7 +765,7 @@ def coreference_evaluation(model, tokenizer, examples, progress=None, chunk: int
     """
     import numpy as np
 
-    from .evaluate import PROBE_QUERIES, ProbeResult, coreference_probe
+    from ..evaluate import PROBE_QUERIES, ProbeResult, coreference_probe
 
     total = len(examples)
     wins: dict[Any, np.ndarray] = {}

@@ -67,7 +67,7 @@ def test_a_failed_export_leaves_the_old_one_whole(trained_checkpoint, tmp_path, 
     def boom(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(marian, "save_file", boom)
+    monkeypatch.setattr(marian.exporting, "save_file", boom)
     with pytest.raises(OSError, match="disk full"):
         marian.export_marian(trained_checkpoint, out, overwrite=True)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

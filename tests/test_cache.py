@@ -11,7 +11,7 @@ import pytest
 import torch
 from apptest import app, figures, run, z_of
 
-from pages._ui import cache
+from pages._ui import cache, keys
 from pages._ui.lru import BoundedCache, size_of
 from transformer.analysis import analyse
 from transformer.attention import AttentionKind, HeadId
@@ -189,12 +189,12 @@ def test_a_cached_checkpoints_card_counts_as_the_checkpoint_and_goes_with_it(shi
     assert key(shipped.card) != key(shipped.model)
     fresh = load_checkpoint(DEFAULT_CHECKPOINT)  # the same files, loaded anew: its card is a plain dict
     assert key(fresh.card) == key(dict(fresh.card)) != key(shipped.card)
-    cache._register(fresh, ("checkpoint", "elsewhere", 0.0))
+    keys._register(fresh, ("checkpoint", "elsewhere", 0.0))
     ids = [id(fresh), id(fresh.model), id(fresh.tokenizer), id(fresh.card)]
-    assert all(i in cache._IDENTITY for i in ids)
+    assert all(i in keys._IDENTITY for i in ids)
     del fresh
     gc.collect()
-    assert not any(i in cache._IDENTITY for i in ids)  # nothing of it is kept alive
+    assert not any(i in keys._IDENTITY for i in ids)  # nothing of it is kept alive
 
 
 def test_a_lambda_or_an_unknown_type_is_refused(shipped):

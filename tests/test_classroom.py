@@ -145,9 +145,9 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
         ("<script>alert(1)</script><b>bold</b>", "any"),  # the LibreOffice help has script, alert, bold
         ("The dog\\x00\\x07 was\\x1b[31m too tired.", "any"),
         ("?!... ;;; ---", "no_words"),
-        ("I adore you.", "unseen"),  # "love" is in the KDE handbooks now
+        ("The quokka is happy.", "unseen"),  # "I adore you." is everyday French now (en-fr)
         ("The cat purred on the windowsill.", "unseen"),
-        ("The cat sat on the mat.", "rare"),  # "sat" and "mat" occur in the editors' interface strings only
+        ("The cat sat on the mat with a trombone.", "rare"),  # "mat" and "trombone" occur 3 and 2 times
     ],
 )
 def test_odd_input_gets_a_clear_note_and_never_an_exception(text, expect):

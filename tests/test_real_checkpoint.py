@@ -174,8 +174,8 @@ ALIGN = SHIPPED_ROOT / "real-kde-align"
 
 @pytest.mark.skipif(not (ALIGN / "card.json").is_file(), reason="checkpoints/real-kde-align not present")
 def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
-    """real-kde-align: real-kde's preset with the alignment loss; every coreference goal met, so by the issue's
-    rule it is the default; better than real-coref, the default before it, on the held-out pages and on GIMP."""
+    """real-kde-align: real-kde's preset with the alignment loss; every coreference goal met, so it was the default
+    (before en-fr); better than real-coref, the default before it, on the held-out pages and on GIMP."""
     card = load_checkpoint(ALIGN).card
     cfg, preset = card["train_config"], PRESETS["real-kde-align"]
     assert cfg == _recorded(preset, cfg) and preset.align_pronoun > 0
@@ -183,7 +183,7 @@ def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
     assert card["wall_time_s"] <= preset.time_limit_s + 60 <= 60 * 60
     assert sorted(card["real_data"]) == ["apps", "gnome", "handbook", "kde", "libreoffice", "ui"]
     full = card["real_coref"]
-    assert coreference_goals_met(full) and DEFAULT_CHECKPOINT == ALIGN
+    assert coreference_goals_met(full)
     assert full["best_heads"]["encoder/pronoun"]["score"] >= GOALS["best_probe_head"]  # the encoder resolves "it"
     assert full["variants"]["pronoun_accuracy"] >= GOALS["variants_pronoun_accuracy"]
     before = load_checkpoint(PATH).card["real_coref"]
@@ -199,3 +199,20 @@ def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
     assert beam["variants_pronoun_accuracy"] >= GOALS["variants_pronoun_accuracy"]
     sizes = [p.stat().st_size for p in ALIGN.rglob("*") if p.is_file()]
     assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20
+
+
+@pytest.mark.skipif(not (SHIPPED_ROOT / "en-fr" / "card.json").is_file(), reason="checkpoints/en-fr not present")
+def test_en_fr_is_the_default_and_betters_real_kde_align():
+    """en-fr (real-kde-align continued on everyday text, issue 33): every coreference goal still met, better than
+    real-kde-align on the held-out pages, on GIMP (greedily) and on the held-out everyday campaigns; under 100 MB."""
+    path = SHIPPED_ROOT / "en-fr"
+    card = load_checkpoint(path).card
+    assert DEFAULT_CHECKPOINT == path and card["init_from"]["name"] == "real-kde-align"
+    full, before = card["real_coref"], load_checkpoint(ALIGN).card["real_coref"]
+    assert coreference_goals_met(full) and full["best_heads"]["encoder/pronoun"]["score"] >= GOALS["best_probe_head"]
+    for part in ("real", "gimp"):
+        assert full[part]["chrf"] > before[part]["chrf"]
+    assert full["gimp"]["chrf"] >= GOALS["gimp_chrf"]  # greedily, this time
+    assert card["everyday_eval"]["everyday_test"]["chrf"] > 40  # real-kde-align: 26.2 (docs/models.md)
+    sizes = [p.stat().st_size for p in path.rglob("*") if p.is_file()]
+    assert sum(sizes) < 100 * 2**20

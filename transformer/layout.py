@@ -37,7 +37,7 @@ ENV_ROOT = "TRANSFORMER_CHECKPOINTS"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHIPPED_ROOT = REPO_ROOT / "checkpoints"
-DEFAULT_NAME = "real-kde-align"
+DEFAULT_NAME = "en-fr"
 DEFAULT_CHECKPOINT = SHIPPED_ROOT / DEFAULT_NAME
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from apptest import EN, app, figures, node_text, run, table
+from apptest import EN, app, figures, node_text, run, settle, table
 
 from transformer import AttentionKind, CallOptions, HeadId, HeadMask
 from transformer.checkpoint import load_checkpoint
@@ -196,7 +196,7 @@ def marks(at) -> str:
 @pytest.mark.slow
 @shipped
 def test_the_research_tabs_render_on_the_default_model():
-    at = run(app("headlab", lab_tab="hlab.roles"))
+    at = settle(run(app("headlab", lab_tab="hlab.roles")))
     assert "hlab_roles_grid" in figures(at)
     rows = table(at, "hlab_roles_table")
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
@@ -211,7 +211,7 @@ def test_the_research_tabs_render_on_the_default_model():
     lens_fig = figures(at)["hlab_lens"]["data"][0]
     assert len(lens_fig["y"]) == ckpt.config.n_decoder_layers
     at.session_state["lab_tab"] = "hlab.importance"
-    run(at)
+    settle(run(at))
     figs = figures(at)
     assert {"hlab_importance_encoder", "hlab_importance_cross", "hlab_pruning_chrf", "hlab_pruning_accuracy"} <= set(
         figs
@@ -243,9 +243,9 @@ def test_the_research_tabs_render_on_a_tiny_random_marian_import(tiny_marian_roo
         ("hlab.importance", {"hlab_importance_cross", "hlab_pruning_chrf"}),
         ("hlab.lens", {"hlab_lens", "hlab_lens_step_view"}),
     ):
-        at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name))
+        at = settle(run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name)))
         assert keys <= set(figures(at)), name
     # the frequency is the source tokenizer's piece scores, and the role table has a row per head
     assert R.piece_frequency(ckpt.tokenizer, ckpt.card).origin == "scores"
-    at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab="hlab.roles"))
+    at = settle(run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab="hlab.roles")))
     assert len(table(at, "hlab_roles_table")) == len(HeadId.all(ckpt.config))

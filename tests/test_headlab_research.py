@@ -204,7 +204,7 @@ def test_the_research_tabs_render_on_the_default_model():
     assert EN("hlab.col_badges") in rows.columns and "C" in set(rows[EN("hlab.col_badges")])  # the probe's head
     assert marks(at).startswith(EN("hlab.roles_found", previous=0, next=0, rare=0, coreference=0, n=200)[:5])
     at.session_state["lab_tab"] = "hlab.lens"
-    run(at)
+    settle(run(at))
     assert {"hlab_lens", "hlab_lens_step_view"} <= set(figures(at))
     text = node_text(at.get_by_key("hlab_lens_decided"))
     assert "**il**" in text and "L" in text  # the sidebar's flagship sentence writes il

@@ -1,10 +1,10 @@
 """The head lab's research tabs: head roles (Voita et al. 2019), head importance and pruning curves (Michel et
 al. 2019), and the logit lens of the decoder layers.
 
-The long computations (roles, importance, pruning curves) are plain functions of transformer/inspection that
-report progress(fraction); they run in the background lane (pages/_ui/background.py: off the page threads,
-holding no work slot), once for every session (the server's result cache, keyed by what they read), while the
-page shows their progress and polls.
+The long computations (roles, importance, pruning curves; the logit lens, which decodes) are plain functions
+of transformer/inspection that report progress(fraction); they run in the background lane (pages/_ui/background.py:
+off the page threads, holding no work slot), once for every session (the server's result cache, keyed by what
+they read), while the page shows their progress and polls.
 """
 
 from __future__ import annotations
@@ -59,12 +59,16 @@ PROBE_N = 300  # coreference sentences of the pronoun accuracy (the ablation tab
 KINDS = list(AttentionKind)
 
 
-def in_lane(fn: Callable[..., Any], total: int) -> Callable[..., Any]:
-    """fn, which reports progress(fraction), as the background lane calls it: progress(done, total), done
-    counted in total steps (sentences, points). Keyed as fn itself (cache.call_key unwraps it)."""
+def in_lane(fn: Callable[..., Any], total: int | None) -> Callable[..., Any]:
+    """fn as the background lane calls it, with progress(done, total): fn reports progress(fraction), counted
+    here in total steps (sentences, points); total None: fn takes no progress callback (the bar waits).
+    Keyed as fn itself (cache.call_key unwraps it)."""
 
     @functools.wraps(fn)
     def lane(*args: Any, progress: Callable[[int, int], None], **kwargs: Any) -> Any:
+        if total is None:
+            return fn(*args, **kwargs)
+
         def fraction(f: float) -> None:
             progress(round(min(max(float(f), 0.0), 1.0) * total), total)
 
@@ -73,7 +77,9 @@ def in_lane(fn: Callable[..., Any], total: int) -> Callable[..., Any]:
     return lane
 
 
-def computed(fn: Callable[..., Any], args: tuple, total: int, label: str, key: str, tr: Translator) -> Any:
+def computed(
+    fn: Callable[..., Any], args: tuple, total: int | None, label: str | None, key: str, tr: Translator
+) -> Any:
     """fn(*args) once for every session, keyed by what it reads, computed in the background lane (off the page
     thread, holding no work slot): its value, or None with a progress bar under container `key` meanwhile."""
     value, job = background.start(in_lane(fn, total), *args)
@@ -213,7 +219,10 @@ def finding(curves, tr: Translator) -> str:
 
 def lens_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("hlab.lens_intro"))
-    lens = cache.memo(logit_lens, ckpt.model, ckpt.tokenizer, a.text)
+    # it decodes the sentence greedily: seconds on a large imported model, so in the lane too
+    lens = computed(logit_lens, (ckpt.model, ckpt.tokenizer, a.text), None, None, "hlab_lens_progress", tr)
+    if lens is None:
+        return
     show_view(LensView(), lens, tr, "hlab_lens")
     pronouns = lens.pronoun_steps()
     with st.container(key="hlab_lens_decided"):

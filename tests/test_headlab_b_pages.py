@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from apptest import app, figures, node_text, run
+from apptest import app, figures, node_text, run, settle
 
 from pages._ui import figures as F
 from pages._ui import svg
@@ -83,7 +83,7 @@ def test_norms_and_aer_on_a_tiny_random_marian_import(tiny_marian_root):
 
 @shipped
 def test_the_norm_and_alignment_tabs_render_on_the_default_model():
-    at = run(app("headlab", lab_tab="hlb.norms"))
+    at = settle(run(app("headlab", lab_tab="hlb.norms")))
     figs = figures(at)
     assert {"hlb_norm_map", "hlb_disagree_encoder", "hlb_disagree_cross"} <= set(figs)
     assert "%" in node_text(at.get_by_key("hlb_norm_finding"))
@@ -91,7 +91,7 @@ def test_the_norm_and_alignment_tabs_render_on_the_default_model():
     run(at)
     assert "hlb_norm_map" in figures(at)
     at.session_state["lab_tab"] = "hlb.align"
-    run(at)
+    settle(run(at))
     figs = figures(at)
     assert {"hlb_aer", "hlb_links"} <= set(figs)
     assert len(figs["hlb_aer"]["data"]) == 2  # naive and Shift-Att
@@ -101,12 +101,42 @@ def test_the_norm_and_alignment_tabs_render_on_the_default_model():
     assert "hlb_links" in figures(at)
 
 
+@shipped
+def test_the_norm_tab_shows_progress_first_then_the_disagreement_computed_off_the_page_thread(monkeypatch):
+    """Issue 36: a research computation runs in the background lane (holding no work slot), keyed by what it
+    reads, and the tab shows a progress bar until its result is there."""
+    import functools
+    import threading
+
+    from pages._ui import background, cache, headlab_b, slots
+
+    ran = []
+
+    @functools.wraps(disagreement)  # keyed as disagreement itself (cache.call_key unwraps it)
+    def watched(*args, **kwargs):
+        ran.append((threading.current_thread().name, getattr(slots._held, "slot", False)))
+        return disagreement(*args, **kwargs)
+
+    monkeypatch.setattr(headlab_b, "disagreement", watched)
+    background.drain()
+    cache.results().clear()  # a disagreement computed by an earlier test would be shown at once
+    at = run(app("headlab", lab_tab="hlb.norms"))
+    bars = [el for el in at.get_by_key("hlb_norms_progress") if getattr(el, "type", "") == "progress"]
+    assert bars, "the norm tab shows a progress bar on a first visit"
+    assert "hlb_disagree_cross" not in figures(at)
+    assert "hlb_norm_map" in figures(at)  # the sentence's own maps do not wait for the lane
+    settle(at)
+    assert {"hlb_disagree_encoder", "hlb_disagree_cross"} <= set(figures(at))
+    assert "%" in node_text(at.get_by_key("hlb_norm_finding"))
+    assert ran and all(name.startswith("background") and not slot for name, slot in ran)
+
+
 @pytest.mark.slow
 def test_the_norm_and_alignment_tabs_render_on_a_tiny_random_marian_import(tiny_marian_root, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tiny_marian_root))
     text = "The dog was too tired, so it stayed home."
     for name, keys in (("hlb.norms", {"hlb_norm_map", "hlb_disagree_cross"}), ("hlb.align", {"hlb_aer"})):
-        at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name))
+        at = settle(run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name)))
         assert keys <= set(figures(at)), name
 
 

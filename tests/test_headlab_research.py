@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from apptest import EN, app, figures, node_text, run, table
+from apptest import EN, app, figures, node_text, run, settle, table
 
 from transformer import AttentionKind, CallOptions, HeadId, HeadMask
 from transformer.checkpoint import load_checkpoint
@@ -196,7 +196,7 @@ def marks(at) -> str:
 @pytest.mark.slow
 @shipped
 def test_the_research_tabs_render_on_the_default_model():
-    at = run(app("headlab", lab_tab="hlab.roles"))
+    at = settle(run(app("headlab", lab_tab="hlab.roles")))
     assert "hlab_roles_grid" in figures(at)
     rows = table(at, "hlab_roles_table")
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
@@ -204,14 +204,14 @@ def test_the_research_tabs_render_on_the_default_model():
     assert EN("hlab.col_badges") in rows.columns and "C" in set(rows[EN("hlab.col_badges")])  # the probe's head
     assert marks(at).startswith(EN("hlab.roles_found", previous=0, next=0, rare=0, coreference=0, n=200)[:5])
     at.session_state["lab_tab"] = "hlab.lens"
-    run(at)
+    settle(run(at))
     assert {"hlab_lens", "hlab_lens_step_view"} <= set(figures(at))
     text = node_text(at.get_by_key("hlab_lens_decided"))
     assert "**il**" in text and "L" in text  # the sidebar's flagship sentence writes il
     lens_fig = figures(at)["hlab_lens"]["data"][0]
     assert len(lens_fig["y"]) == ckpt.config.n_decoder_layers
     at.session_state["lab_tab"] = "hlab.importance"
-    run(at)
+    settle(run(at))
     figs = figures(at)
     assert {"hlab_importance_encoder", "hlab_importance_cross", "hlab_pruning_chrf", "hlab_pruning_accuracy"} <= set(
         figs
@@ -243,9 +243,9 @@ def test_the_research_tabs_render_on_a_tiny_random_marian_import(tiny_marian_roo
         ("hlab.importance", {"hlab_importance_cross", "hlab_pruning_chrf"}),
         ("hlab.lens", {"hlab_lens", "hlab_lens_step_view"}),
     ):
-        at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name))
+        at = settle(run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab=name)))
         assert keys <= set(figures(at)), name
     # the frequency is the source tokenizer's piece scores, and the role table has a row per head
     assert R.piece_frequency(ckpt.tokenizer, ckpt.card).origin == "scores"
-    at = run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab="hlab.roles"))
+    at = settle(run(app("headlab", checkpoint="tiny-marian", text=text, lab_tab="hlab.roles")))
     assert len(table(at, "hlab_roles_table")) == len(HeadId.all(ckpt.config))

@@ -95,8 +95,10 @@ def start(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, Job |
     return None, j
 
 
-def progress(j: Job, key: str, tr: Translator) -> None:
-    """A progress bar for the job under container `key`, polled every POLL_S s; the page reruns when it ends."""
+def progress(j: Job, key: str, tr: Translator, label: str | None = None) -> None:
+    """A progress bar for the job under container `key`, polled every POLL_S s; the page reruns when it ends.
+    label (a catalogue text) says what is computed, before the lane's own words."""
+    lead = f"{label} " if label else ""
 
     @st.fragment(run_every=POLL_S)
     def poll() -> None:
@@ -108,9 +110,9 @@ def progress(j: Job, key: str, tr: Translator) -> None:
                     return
                 st.rerun(scope="app")
             if not j.started:
-                st.progress(0.0, text=tr("background.queued"))
+                st.progress(0.0, text=lead + tr("background.queued"))
             else:
-                st.progress(j.fraction, text=tr("background.running", done=j.done, total=j.total or "…"))
+                st.progress(j.fraction, text=lead + tr("background.running", done=j.done, total=j.total or "…"))
 
     poll()
 

@@ -2,8 +2,8 @@
 cross-attention (naive and Shift-Att, Chen et al. 2020), with their views, SVG and CSV downloads.
 
 The long computations (the disagreement over held-out sentences, the AER over the gold set) are plain
-functions of transformer/inspection that report progress(fraction); they run here on the page's thread
-under a progress bar (research.with_progress), until a background lane takes them over.
+functions of transformer/inspection that report progress(fraction); they run in the background lane, off
+the page threads, while the page shows their progress (research.computed).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from transformer.inspection.norms import Disagreement, disagreement, sentence_ma
 from . import cache, figures, svg
 from .export import csv_text
 from .i18n import Translator
-from .research import _heldout, with_progress
+from .research import _heldout, computed
 from .session import PICK, Subject
 from .views import Matrix, Tr, View, kind_name
 from .widgets import csv_button, head_picker, plot, svg_button
@@ -138,9 +138,16 @@ def norms_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
     with st.container(key="hlb_norm_sentence"):
         st.markdown(tr("hlb.norm_sentence", n=int(differ.sum()), rows=len(differ)))
     held = _heldout(ckpt, NORM_SENTENCES)
-    d = with_progress(
-        disagreement, (ckpt.model, ckpt.tokenizer, held.pairs), tr("hlb.running_norms", n=len(held.pairs))
+    d = computed(
+        disagreement,
+        (ckpt.model, ckpt.tokenizer, held.pairs),
+        len(held.pairs),
+        tr("hlb.running_norms", n=len(held.pairs)),
+        "hlb_norms_progress",
+        tr,
     )
+    if d is None:
+        return
     with st.container(key="hlb_norm_finding"):
         st.markdown(
             tr(
@@ -263,7 +270,16 @@ class AerView(View):
 def align_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("hlb.align_intro"))
     gold = cache.memo(load_gold)
-    report = with_progress(gold_aer, (ckpt.model, ckpt.tokenizer, gold), tr("hlb.running_aer", n=len(gold)))
+    report = computed(
+        gold_aer,
+        (ckpt.model, ckpt.tokenizer, gold),
+        len(gold),
+        tr("hlb.running_aer", n=len(gold)),
+        "hlb_aer_progress",
+        tr,
+    )
+    if report is None:
+        return
     best = {m: int(np.nanargmin(v)) for m, v in report.aer.items()}
     with st.container(key="hlb_aer_finding"):
         st.markdown(

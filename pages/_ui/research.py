@@ -1,14 +1,15 @@
 """The head lab's research tabs: head roles (Voita et al. 2019), head importance and pruning curves (Michel et
 al. 2019), and the logit lens of the decoder layers.
 
-The long computations (roles, importance, pruning curves) are plain functions of transformer/inspection that
-report progress(fraction); here they run on the page's thread under a progress bar, once for every session
-(the server's result cache, keyed by what they read). A background lane (pages/_ui/background.py, being
-built elsewhere) can take them over without changing them.
+The long computations (roles, importance, pruning curves; the logit lens, which decodes) are plain functions
+of transformer/inspection that report progress(fraction); they run in the background lane (pages/_ui/background.py:
+off the page threads, holding no work slot), once for every session (the server's result cache, keyed by what
+they read), while the page shows their progress and polls.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +34,7 @@ from transformer.inspection.roles import (
     strongest,
 )
 
-from . import cache
+from . import background, cache
 from .i18n import Translator
 from .probe import no_probe_set, probe_marks
 from .research_views import (
@@ -58,19 +59,33 @@ PROBE_N = 300  # coreference sentences of the pronoun accuracy (the ablation tab
 KINDS = list(AttentionKind)
 
 
-def with_progress(fn: Callable[..., Any], args: tuple, label: str) -> Any:
-    """fn(*args, progress=...) computed once for every session (keyed like cache.memo, without the
-    progress callback), with a progress bar on the page while it runs."""
-    key = cache.call_key(fn, args, {})
+def in_lane(fn: Callable[..., Any], total: int | None) -> Callable[..., Any]:
+    """fn as the background lane calls it, with progress(done, total): fn reports progress(fraction), counted
+    here in total steps (sentences, points); total None: fn takes no progress callback (the bar waits).
+    Keyed as fn itself (cache.call_key unwraps it)."""
 
-    def run() -> Any:
-        bar = st.progress(0.0, text=label)
-        try:
-            return fn(*args, progress=lambda f: bar.progress(min(max(float(f), 0.0), 1.0), text=label))
-        finally:
-            bar.empty()
+    @functools.wraps(fn)
+    def lane(*args: Any, progress: Callable[[int, int], None], **kwargs: Any) -> Any:
+        if total is None:
+            return fn(*args, **kwargs)
 
-    return cache.results().get(key, run)
+        def fraction(f: float) -> None:
+            progress(round(min(max(float(f), 0.0), 1.0) * total), total)
+
+        return fn(*args, progress=fraction, **kwargs)
+
+    return lane
+
+
+def computed(
+    fn: Callable[..., Any], args: tuple, total: int | None, label: str | None, key: str, tr: Translator
+) -> Any:
+    """fn(*args) once for every session, keyed by what it reads, computed in the background lane (off the page
+    thread, holding no work slot): its value, or None with a progress bar under container `key` meanwhile."""
+    value, job = background.start(in_lane(fn, total), *args)
+    if job is not None:
+        background.progress(job, key, tr, label)
+    return value
 
 
 def _heldout(ckpt: Checkpoint, n: int):
@@ -107,9 +122,16 @@ def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
         + tr(f"hlab.frequency_{freq.origin}")
     )
     st.caption(tr("hlab.syntactic_none"))
-    roles = with_progress(
-        measure_roles, (ckpt.model, ckpt.tokenizer, held.pairs, freq), tr("hlab.running_roles", n=len(held.pairs))
+    roles = computed(
+        measure_roles,
+        (ckpt.model, ckpt.tokenizer, held.pairs, freq),
+        len(held.pairs),
+        tr("hlab.running_roles", n=len(held.pairs)),
+        "hlab_roles_progress",
+        tr,
     )
+    if roles is None:
+        return
     coref = coreference_heads(ckpt)
     counts = {role: sum(roles.count(role, coref).values()) for role in Role}
     with st.container(key="hlab_roles_found"):
@@ -144,19 +166,29 @@ def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
 def importance_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     held = _heldout(ckpt, PRUNE_SENTENCES)
     st.markdown(tr("hlab.importance_intro", n=len(held.pairs)) + " " + tr(f"hlab.heldout_{held.origin}"))
-    importance = with_progress(
-        head_importance, (ckpt.model, ckpt.tokenizer, held.pairs), tr("hlab.running_importance", n=len(held.pairs))
+    importance = computed(
+        head_importance,
+        (ckpt.model, ckpt.tokenizer, held.pairs),
+        len(held.pairs),
+        tr("hlab.running_importance", n=len(held.pairs)),
+        "hlab_importance_progress",
+        tr,
     )
+    if importance is None:
+        return
     cols = st.columns(len(KINDS))
     for col, kind in zip(cols, KINDS):
         with col:
             show_view(ImportanceView(kind), importance, tr, f"hlab_importance_{kind.value}")
     probe = _probe(subj, ckpt)
     curves = []
-    for kind in CURVE_KINDS:
+    for kind in CURVE_KINDS:  # queued together; the lane computes them one after another
         label = tr("hlab.running_pruning", kind=curve_name(kind, tr))
         args = (ckpt.model, ckpt.tokenizer, held.pairs, importance, kind, probe, PRUNE_POINTS)
-        curves.append(with_progress(pruning_curve, args, label))
+        key = f"hlab_pruning_progress_{'all' if kind is None else kind.value}"
+        curves.append(computed(pruning_curve, args, PRUNE_POINTS, label, key, tr))
+    if any(c is None for c in curves):
+        return
     curves = ordered_curves(curves)
     with st.container(key="hlab_finding"):
         st.markdown(finding(curves, tr))
@@ -187,7 +219,10 @@ def finding(curves, tr: Translator) -> str:
 
 def lens_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     st.markdown(tr("hlab.lens_intro"))
-    lens = cache.memo(logit_lens, ckpt.model, ckpt.tokenizer, a.text)
+    # it decodes the sentence greedily: seconds on a large imported model, so in the lane too
+    lens = computed(logit_lens, (ckpt.model, ckpt.tokenizer, a.text), None, None, "hlab_lens_progress", tr)
+    if lens is None:
+        return
     show_view(LensView(), lens, tr, "hlab_lens")
     pronouns = lens.pronoun_steps()
     with st.container(key="hlab_lens_decided"):

@@ -57,7 +57,9 @@ SENTENCES = [
 ]
 
 
-CAPTION = __import__("pages._ui.i18n", fromlist=["Translator"]).Translator("en")("sentence.translation")
+_EN = __import__("pages._ui.i18n", fromlist=["Translator"]).Translator("en")
+# the caption above the translation: plain, or marked as a guess (a sentence with words the model never saw)
+CAPTIONS = (_EN("sentence.translation"), _EN("sentence.translation_guess"))
 
 
 def distinct_sentences(n: int) -> list[str]:
@@ -165,7 +167,7 @@ async def _serial(url: str, sentences: list[str], query: str = "") -> dict[str, 
             await _run_once(ws, {ids["text"]: sentence}, collect)
             # the st.text right after the "Translation" caption (a markdown element)
             for before, after in zip(elements, elements[1:]):
-                if before.WhichOneof("type") == "markdown" and before.markdown.body == CAPTION:
+                if before.WhichOneof("type") == "markdown" and before.markdown.body in CAPTIONS:
                     out[sentence] = after.text.body
                     break
     return out

@@ -92,9 +92,11 @@ def test_a_padded_batch_equals_each_sentence_alone_on_the_shipped_model(shipped,
         same(a, b)
 
 
-def test_a_padded_beam_batch_equals_each_sentence_alone_under_another_length_penalty(shipped):
-    """Dev sentences of the real default whose beam-4 translation the length penalty α changes."""
-    model, tok = shipped
+def test_a_padded_beam_batch_equals_each_sentence_alone_under_another_length_penalty():
+    """Dev sentences whose beam-4 translation the length penalty α changes on real-kde-align (the checkpoint
+    whose card chose α = 3)."""
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT.parent / "real-kde-align")
+    model, tok = ckpt.model.eval(), ckpt.tokenizer
     texts = [
         "The Base service can be invoked in a variety of ways.",
         "It is activated by the method.",
@@ -110,8 +112,9 @@ def test_a_padded_beam_batch_equals_each_sentence_alone_under_another_length_pen
         same(a, b)
 
 
-def test_beam_4_finds_another_translation_than_greedy_in_the_same_batch(shipped):
-    model, tok = shipped
+def test_beam_4_finds_another_translation_than_greedy_in_the_same_batch():
+    ckpt = load_checkpoint(DEFAULT_CHECKPOINT.parent / "real-kde-align")  # whose sentence 2 beam 4 changes
+    model, tok = ckpt.model.eval(), ckpt.tokenizer
     with torch.inference_mode():
         greedy = analyse_batch(model, tok, SHIPPED, 1)
         beam = analyse_batch(model, tok, SHIPPED, 4)

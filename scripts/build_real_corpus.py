@@ -15,11 +15,13 @@ import argparse
 import importlib.util
 import json
 import re
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/debian_packages.py, also when loaded by path
+import debian_packages  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -49,23 +51,11 @@ PACKAGES = {
 
 
 def download(debs: Path) -> None:
-    """apt-get download of every package into debs/ (no install)."""
-    debs.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True)
+    debian_packages.download(debs, PACKAGES)
 
 
 def unpack(debs: Path, workdir: Path) -> dict[str, str]:
-    """dpkg -x of every package's .deb into workdir/<package>/; returns {package: version}."""
-    versions = {}
-    for name in PACKAGES:
-        found = sorted(debs.glob(f"{name}_*.deb"))
-        if not found:
-            raise SystemExit(f"no {name}_*.deb in {debs}")
-        subprocess.run(["dpkg", "-x", str(found[-1]), str(workdir / name)], check=True)
-        versions[name] = subprocess.run(
-            ["dpkg-deb", "-f", str(found[-1]), "Version"], check=True, capture_output=True, text=True
-        ).stdout.strip()
-    return versions
+    return debian_packages.unpack(debs, workdir, PACKAGES)
 
 
 def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:

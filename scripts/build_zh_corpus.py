@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/debian_packages.py, also when loaded by path
+import debian_packages  # noqa: E402
 
 from transformer.corpus import chinese as C  # noqa: E402
 from transformer.corpus import everyday as E  # noqa: E402
@@ -44,23 +46,11 @@ PACKAGES = (
 
 
 def download(debs: Path) -> None:
-    """apt-get download of every package into debs/ (no install)."""
-    debs.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True)
+    debian_packages.download(debs, PACKAGES)
 
 
 def unpack(debs: Path, workdir: Path) -> dict[str, str]:
-    """dpkg -x of every package's .deb into workdir/<package>/; returns {package: version}."""
-    versions = {}
-    for name in PACKAGES:
-        found = sorted(debs.glob(f"{name}_*.deb"))
-        if not found:
-            raise SystemExit(f"no {name}_*.deb in {debs}")
-        subprocess.run(["dpkg", "-x", str(found[-1]), str(workdir / name)], check=True)
-        versions[name] = subprocess.run(
-            ["dpkg-deb", "-f", str(found[-1]), "Version"], check=True, capture_output=True, text=True
-        ).stdout.strip()
-    return versions
+    return debian_packages.unpack(debs, workdir, PACKAGES)
 
 
 def _licences(root: Path, package: str) -> list[str]:

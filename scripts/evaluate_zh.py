@@ -71,24 +71,13 @@ def everyday_examples(ckpt, limit: int | None, min_chrf: float, n: int = 4) -> l
     """The short held-out everyday sentences (zh/everyday dev and test: whole campaigns never trained on) this
     model translates best (sentence chrF against the reference, then its confidence): the sidebar's ✓ examples,
     chosen by computation (transformer.inspection.everyday_examples.pick)."""
-    import sacrebleu
 
     from transformer.corpus.real import load_real
-    from transformer.inspection.confidence import confidence
-    from transformer.inspection.everyday_examples import Scored, everyday_like, pick
-    from transformer.serving.running_batch import analyse_batch
+    from transformer.inspection.everyday_examples import everyday_like, pick, score
 
     pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("zh/everyday",)) if everyday_like(s)]
     pairs = pairs[:limit]
-    rows = []
-    for b in range(0, len(pairs), 16):
-        chunk = pairs[b : b + 16]
-        for (src, ref), a in zip(chunk, analyse_batch(ckpt.model, ckpt.tokenizer, [s for s, _ in chunk], 1)):
-            if isinstance(a, Exception):
-                raise a
-            chrf = sacrebleu.sentence_chrf(a.translation, [ref]).score
-            c = confidence(a.output_probs)
-            rows.append(Scored(src, a.translation, ref, round(chrf, 1), round(c.mean_log_prob, 3) if c else -99.0))
+    rows = score(ckpt.model, ckpt.tokenizer, pairs)
     return pick(rows, n, min_chrf)
 
 

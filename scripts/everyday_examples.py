@@ -21,14 +21,11 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv: list[str] | None = None) -> int:
-    import sacrebleu
     import torch
 
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus.real import load_real
-    from transformer.inspection.confidence import confidence
-    from transformer.inspection.everyday_examples import MIN_CHRF, Scored, everyday_like, pick
-    from transformer.serving.running_batch import analyse_batch
+    from transformer.inspection.everyday_examples import MIN_CHRF, everyday_like, pick, score
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
@@ -39,15 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ckpt = load_checkpoint(args.checkpoint)
     pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("everyday",)) if everyday_like(s)]
-    rows = []
-    for b in range(0, len(pairs), 16):
-        chunk = pairs[b : b + 16]
-        for (src, ref), a in zip(chunk, analyse_batch(ckpt.model, ckpt.tokenizer, [s for s, _ in chunk], 1)):
-            if isinstance(a, Exception):
-                raise a
-            chrf = sacrebleu.sentence_chrf(a.translation, [ref]).score
-            c = confidence(a.output_probs)
-            rows.append(Scored(src, a.translation, ref, round(chrf, 1), round(c.mean_log_prob, 3) if c else -99.0))
+    rows = score(ckpt.model, ckpt.tokenizer, pairs)
     chosen = pick(rows, args.n, args.min_chrf)
     print(f"{len(pairs)} candidates, {sum(r.chrf >= args.min_chrf for r in rows)} with chrF >= {args.min_chrf}")
     print(json.dumps([r.to_dict() for r in chosen], indent=1, ensure_ascii=False))

@@ -105,3 +105,36 @@ def test_a_heatmap_with_chinese_query_labels_draws_real_glyphs_and_exports_a_png
         (ROOT / "test-artifacts" / "heatmap-en-zh.png").write_bytes(path.read_bytes())
         page.screenshot(path=str(ROOT / "test-artifacts" / "explorer-en-zh.png"), full_page=True)
         browser.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_renders_on_an_en_zh_model_in_both_interface_languages(zh_server, lang):
+    """Every page, opened with the en-zh model selected (?ckpt=...), in either interface language: the page draws,
+    shows no exception, and its Chinese target pieces are real glyphs wherever an attention map has them."""
+    import time
+
+    from playwright.sync_api import expect, sync_playwright
+
+    pages = ["explorer", "headlab", "masks", "positions", "arithmetic", "multihead", "variants"]
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        for url_path in pages:
+            page.goto(
+                f"{zh_server}/{url_path}?lang={lang}&ckpt=tiny-en-zh&text=the+book+is+on+the+table.",
+                wait_until="domcontentloaded",
+            )
+            expect(page.get_by_role("heading", level=1).first).to_be_visible(timeout=90_000)
+            page.wait_for_function(
+                "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') "
+                "!== 'running'",
+                timeout=90_000,
+            )
+            time.sleep(0.8)
+            assert page.locator('[data-testid="stException"]').count() == 0, (url_path, lang)
+            for i in range(page.locator(HEATMAP).count()):
+                el = page.locator(HEATMAP).nth(i).element_handle()
+                labels = "".join(el.evaluate("el => el.__chart.data[0].y.concat(el.__chart.data[0].x)"))
+                if any("\u4e00" <= ch <= "\u9fff" for ch in labels):
+                    assert not el.evaluate(SAME_GLYPH), (url_path, lang)
+        browser.close()

@@ -230,18 +230,28 @@ TEXT = "the dog is near the house and it is small ."  # beam 1 and beam 4 transl
 
 @pytest.mark.slow
 def test_two_sessions_with_beam_1_and_beam_4_each_get_their_own_snapshot_map():
-    ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
+    # real-kde-align: three snapshots, and a sentence whose beam-4 translation differs (chosen on it)
+    align = DEFAULT_CHECKPOINT.parent / "real-kde-align"
+    ckpt = load_checkpoint(align)
     model = ckpt.model.eval()
     with torch.inference_mode():
         greedy, beam = (analyse(model, ckpt.tokenizer, TEXT, b, alpha=ckpt.alpha) for b in (1, 4))
     assert greedy.decoder_ids != beam.decoder_ids and len(greedy.decoder_ids) != len(beam.decoder_ids)
-    step, path = snapshots(DEFAULT_CHECKPOINT)[2]
+    step, path = snapshots(align)[2]
     snap = load_checkpoint(path).model.eval()
     grids = {}
     for b, a in ((1, greedy), (4, beam)):
         # a cross map: its rows are the decoder's, which the beam changes
         at = run(
-            app("headlab", text=TEXT, beam=b, lab_tab="training", lab_snapshot=step, pick_kind=AttentionKind.CROSS)
+            app(
+                "headlab",
+                text=TEXT,
+                beam=b,
+                checkpoint=align.name,
+                lab_tab="training",
+                lab_snapshot=step,
+                pick_kind=AttentionKind.CROSS,
+            )
         )
         ss = at.session_state
         head = HeadId(ss["pick_kind"], ss["pick_layer"], ss["pick_head"])  # the picker's default head

@@ -173,13 +173,15 @@ def test_ablation_ranks_heads_and_names_bystanders():
 
 @shipped
 def test_rollout_and_training_tabs():
-    at = run(app("headlab", lab_tab="rollout"))
+    # real-kde-align, trained from scratch with snapshots from step 0: its probe head forms across them
+    align = DEFAULT_CHECKPOINT.parent / "real-kde-align"
+    at = run(app("headlab", lab_tab="rollout", checkpoint=align.name))
     assert check_value(at, "rollout_rows") <= 1e-9
     tab(at, "lab_tab", "lab.tab.training")
     assert {"lab_snapshot_map", "lab_formation"} <= set(figures(at))
     formation = figures(at)["lab_formation"]["data"][0]
     # one point per snapshot and the final model; the head forms
-    assert len(formation["x"]) == len(snapshots(DEFAULT_CHECKPOINT)) + 1
+    assert len(formation["x"]) == len(snapshots(align)) + 1
     assert formation["y"][-1] > 0.9 > formation["y"][0]
 
 

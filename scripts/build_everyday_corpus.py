@@ -18,11 +18,8 @@ same package versions (sorted catalogues, a fixed gzip mtime, a split by name or
 
 from __future__ import annotations
 
-import argparse
-import importlib.util
 import json
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -36,21 +33,6 @@ from transformer.corpus import everyday as E  # noqa: E402
 from transformer.corpus import real  # noqa: E402
 
 PACKAGES = (*E.WESNOTH_PACKAGES, "gcompris-qt-data", "dict-freedict-eng-fra")
-
-
-def _licences(root: Path, package: str) -> list[str]:
-    spec = importlib.util.spec_from_file_location("_build_real", ROOT / "scripts" / "build_real_corpus.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module._licences(root, package)
-
-
-def download(debs: Path) -> None:
-    debian_packages.download(debs, PACKAGES)
-
-
-def unpack(debs: Path, workdir: Path) -> dict[str, str]:
-    return debian_packages.unpack(debs, workdir, PACKAGES)
 
 
 def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
@@ -113,26 +95,21 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     manifest["everyday"] = {
         "packages": versions,
         "licences": E.LICENCES,
-        "licences_by_package": {p: _licences(workdir / p, p) for p in PACKAGES},
+        "licences_by_package": {p: debian_packages.licences(workdir / p, p) for p in PACKAGES},
     }
     manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
-    ap.add_argument("--out", type=Path, default=real.DATA_DIR)
-    args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        debs = args.debs or Path(tmp) / "debs"
-        if args.debs is None:
-            download(debs)
-        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp)))
-    files = manifest["files"]
-    print(json.dumps({k: files[k]["by_split"] for k in ("everyday.tsv.gz", "everyday_words.tsv.gz")}, indent=1))
-    print(json.dumps(files["everyday.tsv.gz"]["by_source_and_split"]))
-    return 0
+    return debian_packages.main(
+        __doc__,
+        PACKAGES,
+        build,
+        real.DATA_DIR,
+        lambda m: {k: m["files"][k]["by_split"] for k in ("everyday.tsv.gz", "everyday_words.tsv.gz")},
+        argv,
+    )
 
 
 if __name__ == "__main__":

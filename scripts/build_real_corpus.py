@@ -11,12 +11,9 @@ for the same package versions (sorted pages, a fixed gzip mtime, a split by hash
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
-import re
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -48,14 +45,6 @@ PACKAGES = {
     "gimp-help-en": ("gimp", real.GIMP_EN),
     "gimp-help-fr": ("gimp", real.GIMP_FR),
 }
-
-
-def download(debs: Path) -> None:
-    debian_packages.download(debs, PACKAGES)
-
-
-def unpack(debs: Path, workdir: Path) -> dict[str, str]:
-    return debian_packages.unpack(debs, workdir, PACKAGES)
 
 
 def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
@@ -132,43 +121,18 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         s: dict(Counter(p.source for p in real.split_by_page(lo + hb + gnome + apps + kde)[s])) for s in real.SPLITS
     }
     for name, packages in (("apps", real.HELP_PACKAGES), ("kde", real.KDE_PACKAGES)):
-        manifest["files"][f"{name}.tsv.gz"]["licences_by_package"] = {p: _licences(workdir / p, p) for p in packages}
+        manifest["files"][f"{name}.tsv.gz"]["licences_by_package"] = {
+            p: debian_packages.licences(workdir / p, p) for p in packages
+        }
     manifest["sources_by_split"]["train"]["ui"] = manifest["files"]["ui.tsv.gz"]["by_split"]["train"]
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
-_LICENCE_NAMES = re.compile(
-    r"GNU Free Documentation License|Creative Commons Attribution[- ]Share ?Alike|"
-    r"(?:GNU )?(?:Lesser |Library )?General Public License",
-    re.IGNORECASE,
-)
-
-
-def _licences(root: Path, package: str) -> list[str]:
-    """The licences a package's Debian copyright file declares: its "License:" fields (machine-readable
-    format), else the licence names its free text mentions."""
-    path = root / "usr/share/doc" / package / "copyright"
-    if not path.is_file():
-        return []
-    text = path.read_text(errors="replace")
-    names = {line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("License:")}
-    names = {n for n in names if n} or set(_LICENCE_NAMES.findall(" ".join(text.split())))
-    return sorted(names)
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
-    ap.add_argument("--out", type=Path, default=real.DATA_DIR)
-    args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        debs = args.debs or Path(tmp) / "debs"
-        if args.debs is None:
-            download(debs)
-        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp)))
-    print(json.dumps({k: v["by_split"] for k, v in manifest["files"].items()}, indent=1))
-    return 0
+    return debian_packages.main(
+        __doc__, PACKAGES, build, real.DATA_DIR, lambda m: {k: v["by_split"] for k, v in m["files"].items()}, argv
+    )
 
 
 if __name__ == "__main__":

@@ -19,10 +19,8 @@ reproducible for the same package versions (sorted pages, a fixed gzip mtime, a 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,23 +41,6 @@ PACKAGES = (
     "gimp-help-en",
     "gimp-help-zh-cn",
 )
-
-
-def download(debs: Path) -> None:
-    debian_packages.download(debs, PACKAGES)
-
-
-def unpack(debs: Path, workdir: Path) -> dict[str, str]:
-    return debian_packages.unpack(debs, workdir, PACKAGES)
-
-
-def _licences(root: Path, package: str) -> list[str]:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_build_real", ROOT / "scripts" / "build_real_corpus.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module._licences(root, package)
 
 
 def _stats(pairs: list, splits: dict) -> dict:
@@ -115,23 +96,15 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     manifest["files"]["everyday.tsv.gz"]["pairs_by_catalogue"] = {
         c: sum(p.page == c for p in wesnoth) for c in sorted({p.page for p in wesnoth})
     }
-    manifest["licences_by_package"] = {p: _licences(workdir / p, p) for p in PACKAGES}
+    manifest["licences_by_package"] = {p: debian_packages.licences(workdir / p, p) for p in PACKAGES}
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        debs = args.debs or Path(tmp) / "debs"
-        if args.debs is None:
-            download(debs)
-        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp)))
-    print(json.dumps({k: v["by_split"] for k, v in manifest["files"].items()}, indent=1))
-    return 0
+    return debian_packages.main(
+        __doc__, PACKAGES, build, OUT, lambda m: {k: v["by_split"] for k, v in m["files"].items()}, argv
+    )
 
 
 if __name__ == "__main__":

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+import re
 import subprocess
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -25,3 +29,44 @@ def unpack(debs: Path, workdir: Path, packages: Sequence[str]) -> dict[str, str]
             ["dpkg-deb", "-f", str(found[-1]), "Version"], check=True, capture_output=True, text=True
         ).stdout.strip()
     return versions
+
+
+_LICENCE_NAMES = re.compile(
+    r"GNU Free Documentation License|Creative Commons Attribution[- ]Share ?Alike|"
+    r"(?:GNU )?(?:Lesser |Library )?General Public License",
+    re.IGNORECASE,
+)
+
+
+def licences(root: Path, package: str) -> list[str]:
+    """The licences a package's Debian copyright file declares: its "License:" fields (machine-readable
+    format), else the licence names its free text mentions."""
+    path = root / "usr/share/doc" / package / "copyright"
+    if not path.is_file():
+        return []
+    text = path.read_text(errors="replace")
+    names = {line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("License:")}
+    names = {n for n in names if n} or set(_LICENCE_NAMES.findall(" ".join(text.split())))
+    return sorted(names)
+
+
+def main(
+    doc: str,
+    packages: Sequence[str],
+    build: Callable[[Path, Path, dict[str, str]], dict],
+    default_out: Path,
+    summary: Callable[[dict], object],
+    argv: list[str] | None = None,
+) -> int:
+    """A build script's command line: --debs (already downloaded) or a download, unpack, build, print summary."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--debs", type=Path, help="folder holding the .deb files already (no download)")
+    ap.add_argument("--out", type=Path, default=default_out)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        debs = args.debs or Path(tmp) / "debs"
+        if args.debs is None:
+            download(debs, packages)
+        manifest = build(Path(tmp), args.out, unpack(debs, Path(tmp), packages))
+    print(json.dumps(summary(manifest), indent=1, ensure_ascii=False))
+    return 0

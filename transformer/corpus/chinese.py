@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from .everyday import extract_wesnoth
 from .real import (
     _LETTER,
     SPLITS,
@@ -41,7 +42,6 @@ from .real import (
     page_split,
     paragraphs_by_anchor,
     paragraphs_by_id,
-    read_catalogue,
     sentences,
 )
 
@@ -174,21 +174,9 @@ def message_pairs_zh(src: str, tgt: str, max_words: int = 60) -> list[tuple[str,
     return out
 
 
-def catalogue_pairs_zh(data: bytes, page: str, source: str) -> list[RealPair]:
-    """Every pair of a gettext catalogue (.mo bytes), in msgid order."""
-    return [
-        RealPair(source, page, s, t)
-        for key, value in sorted(read_catalogue(data, page).items())
-        for s, t in message_pairs_zh(key, value)
-    ]
-
-
 def extract_wesnoth_zh(package_root: str | Path) -> list[RealPair]:
     """The pairs of each zh_CN catalogue a Wesnoth package ships; the page is the catalogue's name."""
-    out = []
-    for path in sorted((Path(package_root) / WESNOTH_LOCALE_ZH).glob("*.mo")):
-        out.extend(catalogue_pairs_zh(path.read_bytes(), path.stem, "wesnoth"))
-    return out
+    return extract_wesnoth(package_root, WESNOTH_LOCALE_ZH, message_pairs_zh)
 
 
 # ---------------------------------------------------------------- filters and the split

@@ -110,22 +110,25 @@ def message_pairs(src: str, tgt: str, max_words: int = 60) -> list[tuple[str, st
     return out
 
 
-def catalogue_messages(data: bytes, page: str, source: str) -> list[RealPair]:
-    """Every pair of a gettext catalogue (.mo bytes), in msgid order."""
+def catalogue_messages(data: bytes, page: str, source: str, pairs=None) -> list[RealPair]:
+    """Every pair of a gettext catalogue (.mo bytes), in msgid order; pairs(msgid, msgstr) cuts and filters a
+    message (message_pairs, French; chinese.message_pairs_zh for a zh_CN catalogue)."""
+    pairs = pairs or message_pairs
     return [
         RealPair(source, page, s, t)
         for key, value in sorted(read_catalogue(data, page).items())
-        for s, t in message_pairs(key, value)
+        for s, t in pairs(key, value)
     ]
 
 
-def extract_wesnoth(package_root: str | Path) -> list[RealPair]:
+def extract_wesnoth(package_root: str | Path, locale: str = WESNOTH_LOCALE, pairs=None) -> list[RealPair]:
     """The pairs of each French catalogue a Wesnoth package ships; the page is the catalogue's name
-    (wesnoth-httt, wesnoth-lib…), the unit of the split."""
-    folder = Path(package_root) / WESNOTH_LOCALE
+    (wesnoth-httt, wesnoth-lib…), the unit of the split. locale and pairs read another language's
+    catalogues (chinese.extract_wesnoth_zh)."""
+    folder = Path(package_root) / locale
     out = []
     for path in sorted(folder.glob("*.mo")):
-        out.extend(catalogue_messages(path.read_bytes(), path.stem, "wesnoth"))
+        out.extend(catalogue_messages(path.read_bytes(), path.stem, "wesnoth", pairs))
     return out
 
 

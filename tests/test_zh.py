@@ -7,7 +7,7 @@ import dataclasses
 import threading
 
 import pytest
-import torch
+from zh_fixture import PAIRS, train_tiny_writer
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import chinese as C
@@ -111,14 +111,6 @@ def test_committed_chinese_corpora_are_split_and_read_as_chinese():
 
 
 # ---------------------------------------------------------------- tokenizers, preset, training
-PAIRS = [
-    ("the book is on the table.", "书在桌子上。"),
-    ("the cat is on the table.", "猫在桌子上。"),
-    ("the book is red.", "书是红色的。"),
-    ("the cat is black.", "猫是黑色的。"),
-    ("i see the cat.", "我看见猫。"),
-    ("i see the book.", "我看见书。"),
-]
 
 
 def test_separate_tokenizers_store_as_separate_vocabularies():
@@ -178,23 +170,7 @@ def test_en_zh_preset_runs_and_resumes(tmp_path):
 
 @pytest.mark.slow  # trains
 def test_a_tiny_model_learns_to_write_chinese(tmp_path):
-    data = tmp_path / "pairs.tsv"
-    data.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS * 30), encoding="utf-8")
-    cfg = dataclasses.replace(
-        PRESETS["tiny"],
-        data_file=str(data),
-        vocab_size=40,
-        tgt_vocab_size=30,
-        steps=600,
-        batch_tokens=300,
-        snapshot_steps=(),
-        checkpoint_every=1000,
-        warmup_steps=50,
-        lr_factor=1.0,
-        label_smoothing=0.0,
-    )
-    torch.manual_seed(0)
-    Trainer(cfg, tmp_path / "tiny-zh").train()
+    train_tiny_writer(tmp_path, tmp_path / "tiny-zh")
     ckpt = load_checkpoint(tmp_path / "tiny-zh")
     ckpt.model.eval()
     tok = ckpt.tokenizer

@@ -3,12 +3,12 @@ drawn with real glyphs (no missing-glyph boxes) and its camera icon exports a PN
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from zh_fixture import train_tiny_writer
 
 sys.path.insert(0, str(ROOT / "bench"))
 from browser import launch  # noqa: E402
@@ -16,14 +16,6 @@ from browser import server as streamlit_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 HEATMAP = ".attn-heatmap[data-drawn]"
-PAIRS = [
-    ("the book is on the table.", "书在桌子上。"),
-    ("the cat is on the table.", "猫在桌子上。"),
-    ("the book is red.", "书是红色的。"),
-    ("the cat is black.", "猫是黑色的。"),
-    ("i see the cat.", "我看见猫。"),
-    ("i see the book.", "我看见书。"),
-]
 # Two different CJK characters drawn in the heatmap's own font: a missing glyph draws both as the same box
 SAME_GLYPH = """el => {
   const font = getComputedStyle(el).fontFamily || 'sans-serif';
@@ -42,30 +34,12 @@ pytestmark = [pytest.mark.browser]
 def zh_server(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
-    import torch
 
     from transformer.checkpoint import update_card
-    from transformer.training import PRESETS, Trainer
 
     tmp = tmp_path_factory.mktemp("zh-browser")
-    data = tmp / "pairs.tsv"
-    data.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS * 30), encoding="utf-8")
-    cfg = dataclasses.replace(
-        PRESETS["tiny"],
-        data_file=str(data),
-        vocab_size=40,
-        tgt_vocab_size=30,
-        steps=600,
-        batch_tokens=300,
-        snapshot_steps=(),
-        checkpoint_every=1000,
-        warmup_steps=50,
-        lr_factor=1.0,
-        label_smoothing=0.0,
-    )
-    torch.manual_seed(0)
     root = tmp / "checkpoints"
-    Trainer(cfg, root / "tiny-en-zh").train()
+    train_tiny_writer(tmp, root / "tiny-en-zh")
     update_card(root / "tiny-en-zh", {"source_lang": "en", "target_lang": "zh"})
     with streamlit_server(ROOT, env={"TRANSFORMER_CHECKPOINTS": str(root)}) as (url, _):
         yield url

@@ -28,3 +28,41 @@ def make_en_zh_checkpoint(path: Path, steps: int = 2) -> Path:
     )
     Trainer(cfg, Path(path)).train()
     return Path(path)
+
+
+# Six sentence pairs a tiny model learns by heart in a few hundred steps: it then writes real Chinese.
+PAIRS = [
+    ("the book is on the table.", "书在桌子上。"),
+    ("the cat is on the table.", "猫在桌子上。"),
+    ("the book is red.", "书是红色的。"),
+    ("the cat is black.", "猫是黑色的。"),
+    ("i see the cat.", "我看见猫。"),
+    ("i see the book.", "我看见书。"),
+]
+
+
+def train_tiny_writer(tmp: Path, path: Path) -> Path:
+    """The tiny preset with separate 40 + 30-piece vocabularies, 600 steps on PAIRS (seeded): a model that
+    translates them into the Chinese it was trained on."""
+    import torch
+
+    from transformer.training import PRESETS, Trainer
+
+    data = Path(tmp) / "pairs.tsv"
+    data.write_text("".join(f"{s}\t{t}\n" for s, t in PAIRS * 30), encoding="utf-8")
+    cfg = dataclasses.replace(
+        PRESETS["tiny"],
+        data_file=str(data),
+        vocab_size=40,
+        tgt_vocab_size=30,
+        steps=600,
+        batch_tokens=300,
+        snapshot_steps=(),
+        checkpoint_every=1000,
+        warmup_steps=50,
+        lr_factor=1.0,
+        label_smoothing=0.0,
+    )
+    torch.manual_seed(0)
+    Trainer(cfg, Path(path)).train()
+    return Path(path)

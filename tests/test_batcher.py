@@ -597,3 +597,22 @@ def test_the_batcher_says_when_it_is_idle(shipped, monkeypatch):
     held.go.set()
     future.result(timeout=60)
     assert batcher.wait_idle(30)
+
+
+def test_the_continuous_batcher_decodes_through_beam_batch(tiny, monkeypatch):
+    """RunningBatch adds maps around BeamBatch's steps; it has no stepping of its own."""
+    from transformer.decoding import BeamBatch
+    from transformer.serving import analyse_batch
+
+    model, tok = tiny
+    calls = []
+    real = BeamBatch.step
+
+    def counted(self, capture=None):
+        calls.append(len(self.live))
+        return real(self, capture)
+
+    monkeypatch.setattr(BeamBatch, "step", counted)
+    got = analyse_batch(model, tok, ["The dog is red.", "It is red."], 1)
+    assert all(type(g).__name__ == "Analysis" for g in got)
+    assert calls and calls[0] == 2

@@ -84,3 +84,35 @@ def test_decoding_never_switches_the_mode_of_a_shared_model(trained_checkpoint):
     with pytest.raises(ValueError, match="eval mode"):
         greedy_decode(ckpt.model, torch.tensor([[5, 3]]), 5)
     assert ckpt.model.training  # still as the caller left it
+
+
+@pytest.mark.parametrize("rule", ["paper", "hugging_face"])
+def test_sentences_that_join_a_beam_batch_decode_as_they_would_alone(trained_checkpoint, rule):
+    """BeamBatch is the one decoding loop: sentences added after 0, 2 and 5 steps (shorter and longer
+    sources, so rows have empty first slots and the source axis widens) end with the tokens and scores
+    they get alone, under either beam rule."""
+    from transformer.decoding import BeamBatch, BeamRule, Search
+
+    ckpt = load_checkpoint(trained_checkpoint)
+    tok, model = ckpt.tokenizer, ckpt.model
+    texts = [
+        "The dog didn't cross the road because it was too tired.",
+        "The cow was too scared.",
+        "It is red.",
+        "The horse didn't jump over the fence because it was too high.",
+    ]
+    sources = [tok.encode(t) + [EOS_ID] for t in texts]
+    search = Search(3, BeamRule(rule), 1.0)
+    alone = [BeamBatch(model, [s], search, 30).run()[0] for s in sources]
+    run = BeamBatch(model, sources[:1], search, 30)
+    plan, step = {2: sources[1:3], 5: sources[3:]}, 0
+    while run.live or step <= max(plan):
+        if step in plan:
+            run.add(plan[step])
+        if run.live:
+            run.step()
+        step += 1
+    for (tokens, score), (want, want_score) in zip(run.run(), alone):
+        assert tokens == want
+        assert abs(score - want_score) < 1e-4
+

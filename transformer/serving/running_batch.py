@@ -25,15 +25,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from ..analysis import Analysis, Source, analyse, assemble, max_new_tokens
 from ..attention import AttentionKind
-from ..decoding import PAPER_ALPHA, PaperBeams, next_log_probs, require_eval
-from ..model import AttentionMaps, Capture, DecoderCache, Transformer
+from ..decoding import PAPER_ALPHA, BeamBatch, BeamRule, Search
+from ..model import AttentionMaps, Capture, Transformer
 from ..options import DEFAULT, CallOptions
-from ..tokenizer import Tokenizer, pad_batch
+from ..tokenizer import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -71,14 +70,12 @@ def batchable(options: CallOptions) -> bool:
 
 @dataclass
 class _Sentence:
-    """One sentence's decoding: its hypotheses (decoding.PaperBeams, BeamBatch's rule) and (greedy) its steps' maps."""
+    """One sentence's analysis in the making: what it asked, its encoder maps and (greedy) its steps' maps."""
 
     text: str  # as asked (run alone if its group's pass fails)
     source: Source
-    limit: int  # its max_new_tokens, cut to the model's length
     encoder: np.ndarray  # (L, H, S, S)
     memory: Tensor  # (S, d_model), for a teacher-forced replay (beam search)
-    hyps: PaperBeams  # its beams, their scores and what it has finished (decoding's rule)
     # greedy: per step, its decoder (L, H, t+1) and cross (L, H, S) weights and (vocab,) log-probabilities
     steps: list[tuple[np.ndarray, np.ndarray, Tensor]] = field(default_factory=list)
 
@@ -91,6 +88,11 @@ class RunningBatch:
         while run.active:
             run.step()
             for handle, result in run.done().items(): ...   # an Analysis, or that sentence's exception
+
+    The decoding is decoding.BeamBatch's (the one loop, sentences joining between its steps); this adds
+    what an analysis needs around it: the encoder's maps of each arriving group, the decoder's maps of
+    every greedy step (a beam search replays its winner in one teacher-forced pass), each cut to its
+    sentence.
 
     Args:
         options: must be batchable (padding changes nothing under them).
@@ -109,30 +111,25 @@ class RunningBatch:
         *,
         alpha: float = PAPER_ALPHA,
     ) -> None:
-        if beam_size < 1:
-            raise ValueError("beam_size must be at least 1")
         if not batchable(options):
             raise ValueError("under these options padding changes the result: analyse each sentence alone")
-        require_eval(model)
         self.model, self.tokenizer, self.beam_size, self.options = model, tokenizer, beam_size, options
         self.alpha = alpha
-        self.device = next(model.parameters()).device
-        self.sentences: dict[int, _Sentence] = {}
-        self.live: list[int] = []  # handles still decoding, in row order (a sentence's beams together)
-        self.cache: DecoderCache | None = None  # every live beam's row
-        self.src_mask: Tensor | None = None  # (R, 1, 1, S)
-        self.last: Tensor | None = None  # (R, 1) each row's last token
+        self.search = Search(beam_size, BeamRule.PAPER, alpha)
+        self.decoding = BeamBatch(model, (), self.search, options=options)
+        self.sentences: dict[int, _Sentence] = {}  # by the decoding's handle
+        self._handles: dict[int, int] = {}  # the decoding's handle -> ours
         self._done: dict[int, Analysis | Exception] = {}
         self._next = 0
 
     @property
     def active(self) -> int:
         """Sentences still decoding."""
-        return len(self.live)
+        return len(self.decoding.live)
 
     def rows_and_width(self) -> tuple[int, int]:
         """(rows, longest source) of the running batch: what its memory holds."""
-        return (0, 0) if self.src_mask is None else (self.src_mask.size(0), self.src_mask.size(-1))
+        return self.decoding.rows_and_width()
 
     def done(self) -> dict[int, Analysis | Exception]:
         """The results that ended since the last call, by handle."""
@@ -156,22 +153,22 @@ class RunningBatch:
             except Exception as exc:  # noqa: BLE001  one text broke the group's pass: find which, each alone
                 _fell_back("encoder pass", [text for _, text, _ in ready], exc)
                 for h, text, _ in ready:
-                    self.sentences.pop(h, None)
                     self._done[h] = self._alone(text)
         return handles
 
     @torch.no_grad()
     def step(self) -> None:
         """One decoding step of every live row; sentences that end go to done()."""
-        if not self.live:
+        if not self.decoding.live:
             return
         try:
             self._step()
         except Exception as exc:  # noqa: BLE001  the padded pass failed: each live sentence alone
-            _fell_back("decoding step", [self.sentences[h].text for h in self.live], exc)
-            for h in self.live:
-                self._done[h] = self._alone(self.sentences.pop(h).text)
-            self.live, self.cache, self.src_mask, self.last = [], None, None, None
+            live = self.decoding.live
+            _fell_back("decoding step", [self.sentences[d].text for d in live], exc)
+            for d in live:
+                self._done[self._handles.pop(d)] = self._alone(self.sentences.pop(d).text)
+            self.decoding = BeamBatch(self.model, (), self.search, options=self.options)
 
     # --- the work -----------------------------------------------------------------------------------
 
@@ -179,115 +176,38 @@ class RunningBatch:
         return _alone(self.model, self.tokenizer, text, self.beam_size, self.options, self.alpha)
 
     def _join(self, ready: list[tuple[int, str, Source]]) -> None:
-        """Encode a group and add its rows (one per sentence: a beam starts from one hypothesis)."""
-        model = self.model
-        src = pad_batch([s.ids for _, _, s in ready], model.config.pad_id).to(self.device)  # (B, S)
-        src_mask = model.source_mask(src, self.options)  # (B, 1, 1, S)
+        """Encode a group (its maps kept) and let it join the decoding."""
         capture = Capture(AttentionMaps())
-        memory = model.encode(src, src_mask, options=self.options, capture=capture)  # (B, S, d_model)
+        limits = [max_new_tokens(source) for _, _, source in ready]
+        added, memory = self.decoding.add([s.ids for _, _, s in ready], limits, capture=capture)
         encoder = torch.stack(capture.attention.encoder, dim=1).float().cpu()  # (B, L, H, S, S)
-        cross = model.cross_kv(memory)  # per layer 2 × (B, H, S, d_k)
-        joining = []
-        for b, (h, text, source) in enumerate(ready):
+        for b, (d, (h, text, source)) in enumerate(zip(added, ready)):
             S = len(source.ids)
-            limit = min(max_new_tokens(source), model.config.max_len - 1)
             # copies: a view would keep the whole group's maps alive in the cache
-            hyps = PaperBeams(self.beam_size, self.alpha, limit, model.config.eos_id, self.device)
-            sentence = _Sentence(text, source, limit, encoder[b, :, :, :S, :S].numpy().copy(), memory[b, :S], hyps)
-            self.sentences[h] = sentence
-            if limit > 0:
-                joining.append(b)
-            else:
-                self._finish(h, [])
-        if not joining:
-            return
-        rows = torch.tensor(joining, device=self.device)
-        cross = [(k.index_select(0, rows), v.index_select(0, rows)) for k, v in cross]
-        self._merge(cross, src_mask.index_select(0, rows))
-        self.live += [ready[b][0] for b in joining]
-        bos = torch.full((len(joining), 1), model.config.bos_id, dtype=torch.long, device=self.device)
-        self.last = bos if self.last is None else torch.cat([self.last, bos])
-
-    def _merge(self, cross: list[tuple[Tensor, Tensor]], src_mask: Tensor) -> None:
-        """Append new rows to the cache: no past keys yet (their slots masked), cross keys padded to one width."""
-        n = src_mask.size(0)
-        if self.cache is None:  # no offsets while every row starts at slot 0: decode's unmasked one-row path
-            self.cache = DecoderCache([None] * len(cross), list(cross), 0)
-            self.src_mask = src_mask
-            return
-        cache, old_mask = self.cache, self.src_mask
-        S = max(old_mask.size(-1), src_mask.size(-1))
-
-        def widen(t: Tensor, dim: int) -> Tensor:  # pad the source axis to S (masked keys)
-            return F.pad(t, (0, 0) * (t.dim() - 1 - dim) + (0, S - t.size(dim)))
-
-        cache.cross_kv = [
-            (torch.cat([widen(k0, 2), widen(k1, 2)]), torch.cat([widen(v0, 2), widen(v1, 2)]))
-            for (k0, v0), (k1, v1) in zip(cache.cross_kv, cross)
-        ]
-        if cache.length:  # the new rows' past slots are empty: their offset masks them
-            cache.self_kv = [
-                (torch.cat([k, k.new_zeros(n, *k.shape[1:])]), torch.cat([v, v.new_zeros(n, *v.shape[1:])]))
-                for k, v in cache.self_kv
-            ]
-            old = cache.offsets if cache.offsets is not None else old_mask.new_zeros(old_mask.size(0), dtype=torch.long)
-            cache.offsets = torch.cat([old, old.new_full((n,), cache.length)])
-        self.src_mask = torch.cat([widen(old_mask, 3), widen(src_mask, 3)])
+            self.sentences[d] = _Sentence(text, source, encoder[b, :, :, :S, :S].numpy().copy(), memory[b, :S])
+            self._handles[d] = h
+            if d not in self.decoding.live:  # no room to produce anything
+                self._finish(d)
 
     def _step(self) -> None:
-        model, cache = self.model, self.cache
-        assert cache is not None and self.src_mask is not None and self.last is not None
         greedy = self.beam_size == 1
-        counts = [self.sentences[h].hyps.rows for h in self.live]
-        rows = len(self.last)
         seen = Capture(AttentionMaps()) if greedy else None
-        # the memory is never read: every row's cross-attention keys and values are in the cache
-        placeholder = torch.zeros(rows, 1, model.config.d_model, device=self.device)
-        logits = model.decode(self.last, placeholder, self.src_mask, options=self.options, cache=cache, capture=seen)
-        logits = logits[:, -1]
-        logp = next_log_probs(model, logits)  # (R, vocab)
+        step = self.decoding.step(capture=seen)
         if seen is not None:
-            own = logits.log_softmax(-1)  # the model's own, as a teacher-forced pass gives them
+            own = step.logits.log_softmax(-1)  # the model's own, as a teacher-forced pass gives them
             self_w = torch.stack(seen.attention.decoder)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, len)
             cross_w = torch.stack(seen.attention.cross)[:, :, :, 0].float().cpu().numpy()  # (L, R, H, S)
-            offsets = cache.offsets.tolist() if cache.offsets is not None else [0] * rows
-            for r, h in enumerate(self.live):
-                s = self.sentences[h]
+            for r, (d, offset) in enumerate(zip(step.handles, step.offsets)):
+                s = self.sentences[d]
                 S = len(s.source.ids)
-                s.steps.append((self_w[:, r, :, offsets[r] :].copy(), cross_w[:, r, :, :S].copy(), own[r]))
-        keep_rows: list[int] = []
-        next_live, next_tok = [], []
-        start = 0
-        for h, n in zip(self.live, counts):
-            s = self.sentences[h]
-            kept = s.hyps.advance(logp[start : start + n])  # decoding's own rule (BeamBatch's)
-            if kept is None:
-                self._finish(h, s.hyps.result()[0])
-            else:
-                next_live.append(h)
-                keep_rows += [start + b for b in kept[0]]
-                next_tok += kept[1]
-            start += n
-        self.live = next_live
-        if not next_live:
-            self.cache, self.src_mask, self.last = None, None, None
-            return
-        if keep_rows != list(range(rows)):  # greedy rows that all go on need no reordering
-            index = torch.tensor(keep_rows, device=self.device)
-            cache = self.cache = cache.index_select(index)
-            self.src_mask = self.src_mask.index_select(0, index)
-            first = 0 if cache.offsets is None else int(cache.offsets.min())
-            if first:  # slots that no remaining row reads
-                cache.self_kv = [(k[:, :, first:], v[:, :, first:]) for k, v in cache.self_kv]
-                cache.length -= first
-                cache.offsets = cache.offsets - first
-            if cache.offsets is not None and not bool(cache.offsets.any()):
-                cache.offsets = None
-        self.last = torch.tensor(next_tok, dtype=torch.long, device=self.device)[:, None]
+                s.steps.append((self_w[:, r, :, offset:].copy(), cross_w[:, r, :, :S].copy(), own[r]))
+        for d in step.ended:
+            self._finish(d)
 
-    def _finish(self, h: int, tokens: list[int]) -> None:
-        s = self.sentences.pop(h)
+    def _finish(self, d: int) -> None:
+        s, h = self.sentences.pop(d), self._handles.pop(d)
         try:
+            tokens = self.decoding.result(d)[0]
             if self.beam_size == 1 and tokens:
                 decoder, cross, log_probs = _maps_of_steps(s.steps, len(s.source.ids))
             else:

@@ -87,7 +87,7 @@ def scaling_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
                 markers=True,
                 height=300,
             )
-            plot(fig, f"scaling_{name}")
+            plot(fig, f"scaling_{name}", tr)
     st.caption(tr("scaling.random_note", n_keys=exp.n_keys))
     st.subheader(tr("scaling.model_title"))
     src, dec = model_inputs(ckpt, a)

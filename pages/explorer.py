@@ -60,6 +60,7 @@ def overview_tab(ctx: Context, tr: Translator) -> None:
     plot(
         view.figure(ctx, tr),
         "overview_chart",
+        tr,
         on_select=_enlarge_clicked,
         selection_mode="points",
     )

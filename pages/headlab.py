@@ -115,7 +115,7 @@ def statistics_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator)
         value_title=tr(f"lab.stat.{name}"),
         height=120 + 50 * grid.shape[0],
     )
-    plot(fig, "lab_grid")
+    plot(fig, "lab_grid", tr)
 
 
 def _probe_examples(subj: Subject):
@@ -162,7 +162,7 @@ def probe_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
             fig = figures.bar_chart(
                 labels, [s for _, s in ranked], tr, "", value_title=tr("lab.probe_axis"), highlight=0
             )
-            plot(fig, f"lab_probe_{q.kind.value}_{q.query.value}")
+            plot(fig, f"lab_probe_{q.kind.value}_{q.query.value}", tr)
             best = ranked[0][0]
             st.button(
                 tr("lab.open_explorer", head=f"L{best.layer} H{best.head}"),
@@ -245,7 +245,7 @@ def rollout_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) ->
                 row_title=tr("common.layer"),
                 height=200 + 30 * len(layers),
             )
-            plot(fig, f"lab_{name}")
+            plot(fig, f"lab_{name}", tr)
     check("rollout_rows", tr("lab.rollout_check"), float(np.abs(roll.sum(-1) - 1).max()), 1e-9, tr)
     st.caption(tr("lab.rollout_caveat"))
 
@@ -275,7 +275,7 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
         grid = cache.memo(head_map, cache.checkpoint(path).model, src, dec, choice)
         rows, cols = a.labels(choice.kind)
         title = tr("lab.snapshot_title", step=step, head=head_label(choice, tr))
-        plot(figures.attention_heatmap(grid, rows, cols, tr, title), "lab_snapshot_map")
+        plot(figures.attention_heatmap(grid, rows, cols, tr, title), "lab_snapshot_map", tr)
     q = pronoun_query(choice.kind)
     if has_probe_set(ckpt.card) and q is not None:
         xs = [s for s, _ in snaps]
@@ -294,6 +294,7 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
                 y_range=(0, 1.02),
             ),
             "lab_formation",
+            tr,
         )
 
 

@@ -97,6 +97,7 @@ def _leak_runs(tr: Translator) -> None:
     plot(
         figures.line_chart(series, tr("masks.leak.curves"), x_title=tr("fig.step"), y_title=tr("fig.loss")),
         "leak_curves",
+        tr,
     )
     table(rows, "leak_table", tr)
     st.markdown(tr("masks.leak.explain"))

@@ -70,7 +70,7 @@ def sentence_tab(subj: Subject, ckpt: Checkpoint, tr: Translator) -> None:
     fig = figures.line_chart(
         series, tr("positions.norms_title"), x_title=tr("fig.position"), y_title="‖·‖", markers=True
     )
-    plot(fig, "pe_norms")
+    plot(fig, "pe_norms", tr)
     st.text(" ".join(f"{i}:{p}" for i, p in enumerate(pieces)))
     ratio = float(np.median(emb) / np.median(pe)) if pe is not None else float("nan")
     st.markdown(tr("positions.norms_text", d_model=ckpt.config.d_model, scale=ckpt.config.d_model**0.5, ratio=ratio))

@@ -117,7 +117,7 @@ def job_panel(tr: Translator) -> None:
                     x_title=tr("fig.step"),
                     height=260,
                 )
-                plot(fig, key)
+                plot(fig, key, tr)
     if status.probes:
         labels = {
             ProbeQuery.ENCODER_PRONOUN.label(): tr("train.probe_encoder"),
@@ -138,6 +138,7 @@ def job_panel(tr: Translator) -> None:
                 y_range=(0, 1.02),
             ),
             "train_probe",
+            tr,
         )
     if status.state is jobs.JobState.FINISHED and job.name not in checkpoint_choices():
         refresh_choices()  # the picker lists the new checkpoint now, not after the scan's cache expires

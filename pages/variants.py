@@ -56,6 +56,7 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
                 series, tr("variants.timing"), x_title=tr("variants.size"), y_title="ms", log_y=True, markers=True
             ),
             "variants_timing",
+            tr,
         )
     with c2:
         sat = {tr(f"variants.{name}"): (saturation.d_ks, saturation.max_weight[name]) for name in SCORERS}
@@ -69,6 +70,7 @@ def scoring_tab(ckpt: Checkpoint, tr: Translator) -> None:
                 markers=True,
             ),
             "variants_saturation",
+            tr,
         )
     st.caption(tr("variants.measured_here"))
     st.markdown(tr("variants.saturation_text"))
@@ -152,7 +154,7 @@ def table1_tab(tr: Translator) -> None:
             fig = figures.line_chart(
                 series, tr(f"variants.{name}_title"), x_title="n", y_title=unit, log_x=True, log_y=True, markers=True
             )
-            plot(fig, f"table1_{name}")
+            plot(fig, f"table1_{name}", tr)
     st.caption(tr("variants.table1_note", d=64))
 
 

@@ -7,7 +7,7 @@ import shutil
 
 import numpy as np
 import pytest
-from apptest import EN, app, checkpoint_names, figures, node_text, run, tab, texts, z_of
+from apptest import EN, app, checkpoint_names, figures, node_text, run, settle, tab, texts, z_of
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import SEED_SENTENCES
@@ -33,7 +33,7 @@ def test_flagship_sentence_translates_with_il_and_heatmaps_have_the_model_shapes
     assert shapes == {"head_encoder": (S, S), "head_decoder": (T, T), "head_cross": (T, S)}
     for key in ("head_encoder", "head_cross"):
         np.testing.assert_allclose(np.nansum(z_of(figs[key]["data"][0]), axis=-1), 1.0, atol=1e-3)
-    # the cross head opens on the probe's best head (from the card: real-coref's cross L2 H1)
+    # the cross head opens on the probe's best head (from the default's card)
     best = ckpt.card["real_coref"]["best_heads"]["cross/pronoun"]
     opened = (at.session_state["heads_cross_layer"], at.session_state["heads_cross_head"])
     assert opened == (best["layer"], best["head"])
@@ -158,3 +158,25 @@ def test_chinese_is_one_switch_away():
     at = run(app(text=TIRED, lang="zh"))
     page_text = " ".join(c.value for c in at.caption) + " ".join(m.value for m in at.markdown)
     assert "行是查询" in page_text and "Rows are queries" not in page_text
+
+
+# (page, its tab state key, tab): a tab of each page that draws figures without a view (plot(fig, key, tr))
+SVG_TABS = [
+    ("explorer", "explorer_tab", "overview"),
+    ("arithmetic", "steps_tab", "scaling"),
+    ("masks", "masks_tab", "off"),
+    ("positions", "positions_tab", "order"),
+    ("variants", "variants_tab", "scoring"),
+    ("variants", "variants_tab", "table1"),
+    ("headlab", "lab_tab", "statistics"),
+]
+
+
+@pytest.mark.parametrize(("page", "state", "name"), SVG_TABS)
+def test_every_figure_on_screen_has_an_svg_download(page, state, name):
+    """Issue 36's export: SVG (vector) as well as PNG of any figure on screen, not only of the typed views."""
+    at = settle(run(app(None if page == "explorer" else page, **{state: name})))
+    drawn = set(figures(at))
+    assert drawn, (page, name)
+    buttons = {el.proto.id.rsplit("-", 1)[-1] for el in at.get("download_button")}
+    assert {f"{key}_svg" for key in drawn} <= buttons, (page, name, drawn - {b[:-4] for b in buttons})

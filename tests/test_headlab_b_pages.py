@@ -43,6 +43,25 @@ def test_svg_export_is_valid_svg():
     assert len(lines) == 2 and sum("stroke-dasharray" in ln.attrib for ln in lines) == 1
 
 
+def test_every_kind_of_figure_on_screen_has_its_svg():
+    """The figures drawn without a view (plot(fig, key, tr)) are vector too: the overview's tiles, bars,
+    lines on log axes; each drawn from the figure's own numbers."""
+    tr = lambda key, **kw: key  # noqa: E731
+    ns = "{http://www.w3.org/2000/svg}"
+    weights = np.random.default_rng(0).random((2, 3, 4, 5))
+    root = _svg_root(svg.figure_svg(F.heads_overview(weights, tr, "overview")))
+    z = F.heads_overview(weights, tr).data[0].z
+    assert len(root.findall(f"{ns}rect")) == 1 + np.asarray(z).size  # a cell per tile pixel and gap
+    bars = F.bar_chart(["il", "elle", "<b>"], [0.7, 0.2, 0.1], tr, "who", value_title="share")
+    text = svg.figure_svg(bars)
+    root = _svg_root(text)
+    assert len(root.findall(f"{ns}rect")) == 1 + 3 and "&lt;b&gt;" in text and "0.7" in text
+    log = F.line_chart({"a": ([1, 10, 100], [1.0, 0.5, 0.2])}, "t", x_title="d_k", log_x=True)
+    points = _svg_root(svg.figure_svg(log)).find(f"{ns}polyline").attrib["points"].split()
+    xs = [float(p.split(",")[0]) for p in points]
+    assert xs[1] - xs[0] == pytest.approx(xs[2] - xs[1])  # evenly spaced on a log axis
+
+
 def test_the_gold_set_is_well_formed():
     gold = load_gold()
     assert len(gold) >= 100

@@ -25,15 +25,19 @@ _heatmap = st.components.v2.component(
 )
 
 
-def plot(fig, key: str, **kw) -> None:
+def plot(fig, key: str, tr: Translator | None = None, *, file_name: str | None = None, **kw) -> None:
     """A chart: an attention heatmap on the app's canvas chart, which redraws in place when its data
     changes (hover, drag to zoom, PNG from the camera icon); any other figure in plotly, with the
-    app's toolbar (PNG download from the camera icon)."""
+    app's toolbar (PNG download from the camera icon). With a translator, an SVG (vector) download of
+    the same figure below it (key f"{key}_svg"; file_name, default the key); only a caller that lays
+    out its own download buttons (headlab_b.show) leaves it out."""
     if isinstance(fig, figures.Heatmap):
         assert not kw, "the canvas heatmap takes no plotly options"
         _heatmap(key=key, data=fig.to_dict())
-        return
-    st.plotly_chart(fig, width="stretch", config=figures.PLOT_CONFIG, key=key, theme=None, **kw)
+    else:
+        st.plotly_chart(fig, width="stretch", config=figures.PLOT_CONFIG, key=key, theme=None, **kw)
+    if tr is not None:
+        svg_button(functools.partial(svg.figure_svg, fig), file_name or key, f"{key}_svg", tr)
 
 
 def csv_button(text: str | Callable[[], str], file_name: str, key: str, tr: Translator) -> None:
@@ -51,12 +55,10 @@ def csv_button(text: str | Callable[[], str], file_name: str, key: str, tr: Tran
 
 
 def show_view(view: View, ctx: ViewContext, tr: Translator, key: str, csv: bool = True) -> None:
-    """A view's figure, and a button that downloads the same matrix as CSV."""
-    fig = view.figure(ctx, tr)
-    plot(fig, key)
+    """A view's figure with its SVG download, and a button that downloads the same matrix as CSV."""
+    plot(view.figure(ctx, tr), key, tr, file_name=view.file_name())
     if csv:  # written when clicked: three heads' CSVs cost a new sentence ~7 ms of the server's CPU
         csv_button(functools.partial(view.csv, ctx), view.file_name(), f"{key}_csv", tr)
-    svg_button(functools.partial(svg.figure_svg, fig), view.file_name(), f"{key}_svg", tr)
 
 
 def svg_button(text: str | Callable[[], str], file_name: str, key: str, tr: Translator) -> None:

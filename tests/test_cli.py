@@ -91,9 +91,9 @@ def test_without_a_shipped_checkpoint_the_cli_says_so(monkeypatch, tmp_path, cap
 
 
 def test_a_preset_without_out_trains_into_its_own_shipped_folder(capsys):
-    """`train --preset coref` writes checkpoints/coref-en-fr (its checkpoint), never the default real-coref: both
+    """`train --preset coref` writes checkpoints/coref-en-fr (its checkpoint), never another preset's: all
     exist, so each run is refused before anything is built, naming the folder it would have replaced."""
-    cases = (("coref", "coref-en-fr"), ("real-coref", "real-coref"), ("coref-variants", "coref-variants"))
+    cases = (("coref", "coref-en-fr"), ("real-kde-align", "real-kde-align"), ("coref-variants", "coref-variants"))
     for preset, folder in cases:
         assert main(["train", "--preset", preset]) == 2
         assert f"checkpoints/{folder} already holds a trained checkpoint" in capsys.readouterr().err

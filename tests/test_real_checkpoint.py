@@ -2,16 +2,15 @@
 
 The script wrote "real_coref_sample": every figure on the first SAMPLE sentences of each held-out set.
 Greedy decoding is deterministic, so re-measuring gives the same numbers (up to float noise between
-thread counts). About a minute on two cores per checkpoint. checkpoints/coref-variants and the
-real-text checkpoints/real-kde-align (the default: it meets every coreference goal and is the best on real
-text, see the README), real-coref (the default before it) and real-apps and real-kde (beside it: more real
-text, a probe head short of the goal) ship.
+thread counts). About a minute on two cores per checkpoint. checkpoints/coref-variants, the real-text
+checkpoints/real-kde-align (the default before en-fr) and en-fr (the default) ship. real-coref, real-apps and
+real-kde, which real-kde-align superseded, were retired from the tree; their presets stay, and their figures
+are in docs/models.md (RETIRED below).
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 
 import pytest
 
@@ -23,48 +22,20 @@ from transformer.layout import DEFAULT_CHECKPOINT, SHIPPED_ROOT
 from transformer.training import PRESETS
 from transformer.training.presets import TrainConfig
 
-PATH = SHIPPED_ROOT / "real-coref"
 MEASURED = sorted(
     p.parent.name
     for p in SHIPPED_ROOT.glob("*/card.json")
     if "real_coref_sample" in json.loads(p.read_text(encoding="utf-8"))
 )
+# real-coref, the default before real-kde-align (retired; docs/models.md): its held-out pages' and GIMP's chrF
+RETIRED = {"real": 56.3, "gimp": 40.2}
 
 
 def test_a_shipped_checkpoint_is_measured():
     assert "coref-variants" in MEASURED
 
 
-@pytest.mark.skipif(not (PATH / "card.json").is_file(), reason="checkpoints/real-coref not present")
-def test_card_records_how_it_was_made():
-    card = load_checkpoint(PATH).card
-    cfg = card["train_config"]
-    preset = PRESETS["real-coref"]
-    assert cfg["steps"] == preset.steps == card["step"]
-    assert cfg["real_data"] == list(preset.real_data) == ["libreoffice", "handbook", "gnome", "ui"]
-    assert sorted(card["real_data"]) == ["gnome", "handbook", "libreoffice", "ui"]
-    assert cfg["model_overrides"] == preset.model_overrides and cfg["vocab_size"] == preset.vocab_size
-    assert card["real_data"]["libreoffice"]["packages"]["libreoffice-help-fr"].startswith("4:7.4.7")
-    # The issue's hour, on these cores: the run's own pace (the median time per 10 steps in metrics.jsonl)
-    # times its steps, and its wall time (card["wall_time_s"], 3,522 s, which also holds minutes where test
-    # runs shared the two cores); the README gives both.
-    rows = [json.loads(line) for line in (PATH / "metrics.jsonl").read_text(encoding="utf-8").splitlines()]
-    rows = [r for r in rows if "loss" in r]
-    pace = statistics.median(
-        (b["elapsed_s"] - a["elapsed_s"]) / (b["step"] - a["step"]) for a, b in zip(rows, rows[1:])
-    )
-    assert pace * card["step"] <= 60 * 60 and card["wall_time_s"] <= 75 * 60
-    full = card["real_coref"]
-    for key in GOALS:
-        assert key in full["goals"]
-    assert coreference_goals_met(full)  # the issue's rule made it the default, until real-kde-align
-    assert full["real"]["n_sentences"] > 500 and full["coref"]["n_sentences"] == 2000
-    # the files the repository carries: every one under 30 MB, all together under 100 MB
-    sizes = [p.stat().st_size for p in PATH.rglob("*") if p.is_file()]
-    assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20
-
-
-REAL_TEXT = ("real-coref", "real-apps", "real-kde", "real-kde-align")
+REAL_TEXT = ("real-kde-align", "en-fr")
 
 
 @pytest.mark.parametrize("name", [n for n in REAL_TEXT if (SHIPPED_ROOT / n / "card.json").is_file()])
@@ -130,13 +101,6 @@ def test_every_shipped_card_carries_its_vocabulary():
         assert Vocabulary.from_card_entry(entry) is not None, path
 
 
-# the checkpoints beside the default: the corpora each trained on, its help packages per corpus, the one it betters
-BESIDE = {
-    "real-apps": (["apps", "gnome", "handbook", "libreoffice", "ui"], {"apps": 64}, "real-coref"),
-    "real-kde": (["apps", "gnome", "handbook", "kde", "libreoffice", "ui"], {"apps": 64, "kde": 110}, "real-apps"),
-}
-
-
 def _recorded(preset, recorded: dict) -> dict:
     """The preset as its card recorded it: a field added to TrainConfig since the run (init_from, real_repeat,
     snapshot_dtype, tgt_vocab_size, ...) is left out where it holds its default, which is what the run used."""
@@ -144,29 +108,6 @@ def _recorded(preset, recorded: dict) -> dict:
     added = set(now) - set(recorded)
     assert all(now[k] == default[k] for k in added), added
     return {k: v for k, v in now.items() if k not in added}
-
-
-@pytest.mark.parametrize("name", [n for n in BESIDE if (SHIPPED_ROOT / n / "card.json").is_file()])
-def test_the_checkpoints_beside_the_default_record_how_they_were_made(name):
-    """real-apps and real-kde: more real text, ended by their preset's time limit; each misses the probe goal, so
-    neither is the default (the issue's rule), and each is better on the GIMP manual than the one before it."""
-    path = SHIPPED_ROOT / name
-    corpora, packages, bettered = BESIDE[name]
-    card = load_checkpoint(path).card
-    cfg, preset = card["train_config"], PRESETS[name]
-    assert cfg == _recorded(preset, cfg)
-    assert card["time_limited"] is True and 4000 < card["step"] < preset.steps
-    assert card["wall_time_s"] <= preset.time_limit_s + 60 <= 60 * 60
-    assert sorted(card["real_data"]) == corpora
-    for corpus, n in packages.items():
-        assert len(card["real_data"][corpus]["packages"]) == n
-    full = card["real_coref"]
-    assert not coreference_goals_met(full) and not full["goals"]["best_probe_head"]["met"]
-    assert DEFAULT_CHECKPOINT != path
-    before = load_checkpoint(SHIPPED_ROOT / bettered).card["real_coref"]
-    assert full["gimp"]["chrf"] > before["gimp"]["chrf"] and full["goals"]["real_chrf"]["met"]
-    sizes = [p.stat().st_size for p in path.rglob("*") if p.is_file()]
-    assert max(sizes) < 30 * 2**20 and sum(sizes) < 100 * 2**20
 
 
 ALIGN = SHIPPED_ROOT / "real-kde-align"
@@ -186,9 +127,8 @@ def test_the_default_meets_every_coreference_goal_and_betters_the_one_before():
     assert coreference_goals_met(full)
     assert full["best_heads"]["encoder/pronoun"]["score"] >= GOALS["best_probe_head"]  # the encoder resolves "it"
     assert full["variants"]["pronoun_accuracy"] >= GOALS["variants_pronoun_accuracy"]
-    before = load_checkpoint(PATH).card["real_coref"]
     for part in ("real", "gimp"):
-        assert full[part]["chrf"] > before[part]["chrf"]
+        assert full[part]["chrf"] > RETIRED[part]
     # GIMP: missed greedily (43.69), met under the beam search its card chose on the dev pages (beam 4, α 3: 45.02)
     gimp = full["goals"]["gimp_chrf"]
     assert gimp["greedy"] == full["gimp"]["chrf"] < GOALS["gimp_chrf"] <= gimp["value"] == full["beam"]["gimp"]["chrf"]

@@ -6,8 +6,9 @@
 The everyday dev split is Wesnoth's The Sceptre of Fire (plus a few GCompris activities), the test split The
 South Guard and The Hammer of Thursagan (transformer/corpus/everyday.py): whole campaigns the model never saw.
 Greedy decoding (as the app by default); --beam N uses the card's length penalty. --limit N scores the first N
-sentences of each split (a dry run). --write merges {"everyday_eval": {...}} into card.json, with "sample": the
-figures on the first 48 test sentences, which tests/test_everyday_checkpoint.py re-measures.
+sentences of each split (a dry run). --write merges {"everyday_eval": {...}} (greedy; with --beam,
+"everyday_eval_beam") into card.json, with "sample": the figures on the first 48 test sentences, which
+tests/test_everyday_checkpoint.py re-measures.
 """
 
 from __future__ import annotations
@@ -56,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     # the first SAMPLE test sentences, which tests/test_everyday_checkpoint.py re-measures
     sample = score_pairs(ckpt.model, ckpt.tokenizer, load_real("test", ("everyday",))[:SAMPLE], **search)
     report["sample"] = {k: sample[k] for k in ("n_sentences", "bleu", "chrf")}
-    if args.write:
-        update_card(args.checkpoint, {"everyday_eval": report})
+    if args.write:  # greedy (the app's default) and beam search side by side
+        update_card(args.checkpoint, {"everyday_eval" if args.beam == 1 else "everyday_eval_beam": report})
     return 0
 
 

@@ -18,7 +18,8 @@ the held-out probe sentences, does an encoder head's "it" row weigh the antecede
 pair the app's "trained on" card shows), "real_data" (what the run trained on, from data/zh/MANIFEST.json),
 "evaluation" (the encoder probe only), "reordering_examples" (held-out LibreOffice sentences whose alignment head's
 path reorders words, merged by the Chinese word rule), "everyday_examples" (held-out everyday sentences it
-translates well) and "source_lang" / "target_lang".
+translates well) and "source_lang" / "target_lang". With --beam N, only "zh_eval_beam": the three sets under
+that search (at the α the card chose on its dev sentences, scripts/sweep_length_penalty.py), beside the greedy ones.
 """
 
 from __future__ import annotations
@@ -41,14 +42,10 @@ MIN_CHRF_ZH = 40.0
 
 
 def score_zh(hyps: list[str], refs: list[str]) -> dict:
-    """BLEU with sacrebleu's Chinese tokenizer (each CJK character a token) and chrF (characters; whitespace
-    ignored, as sacrebleu's default)."""
-    import sacrebleu
+    """BLEU with sacrebleu's Chinese tokenizer (each CJK character a token), chrF and the length ratio."""
+    from transformer.evaluate_real import score
 
-    return {
-        "bleu": round(sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh").score, 2),
-        "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),
-    }
+    return score(hyps, refs, target_lang="zh")
 
 
 def encoder_probe(model, tokenizer, n: int) -> dict:
@@ -123,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     report["goals"] = {k: {"goal": g, "measured": report[measured[k][0]][measured[k][1]]} for k, g in GOALS.items()}
     for goal in report["goals"].values():
         goal["reached"] = goal["measured"] >= goal["goal"]
+    if args.beam > 1:  # beside the greedy figures (the app's default), which the rest below is measured on
+        if args.write:
+            update_card(args.checkpoint, {"zh_eval_beam": report})
+        return 0
     probe = encoder_probe(ckpt.model, ckpt.tokenizer, args.probe) if args.probe else None
     if probe:
         best = max(probe["heads"], key=lambda h: h["score"] if h.get("query") == "pronoun" else -1)

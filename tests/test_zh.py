@@ -261,3 +261,14 @@ def test_the_build_script_splits_by_campaign_and_page_and_rebuilds_byte_for_byte
     assert sum(lo.values()) == 40 and lo["train"] > 30
     assert all(" " not in p.tgt for p in real.read_pairs(out / "libreoffice.tsv.gz"))  # 按钮 打开 → 按钮打开
     assert E.HELD_OUT["wesnoth-tsg"] == "test"
+
+
+def test_chinese_targets_are_scored_per_character():
+    """One scorer for every pair: a Chinese target's BLEU counts characters (sacrebleu tokenize="zh"), so a
+    translation one character off still scores, where 13a's whitespace words would see one wrong "word"."""
+    from transformer.evaluate_real import score
+
+    hyps, refs = ["我们打开这个文件夹。"], ["我们打开那个文件夹。"]
+    zh, fr = score(hyps, refs, target_lang="zh"), score(hyps, refs)
+    assert zh["bleu"] > 30 > fr["bleu"]
+    assert zh["chrf"] == fr["chrf"] and zh["length_ratio"] == 1.0

@@ -77,11 +77,14 @@ def translate(
     return out
 
 
-def score(hyps: list[str], refs: list[str]) -> dict[str, float]:
+def score(hyps: list[str], refs: list[str], *, target_lang: str = "fr") -> dict[str, float]:
+    """Corpus BLEU and chrF (sacrebleu) and the length ratio (hypothesis / reference characters). A Chinese
+    target is scored with sacrebleu's Chinese tokenizer (each CJK character a token); chrF reads characters
+    (whitespace ignored) either way."""
     import sacrebleu
 
     return {
-        "bleu": round(sacrebleu.corpus_bleu(hyps, [refs]).score, 2),
+        "bleu": round(sacrebleu.corpus_bleu(hyps, [refs], tokenize="zh" if target_lang == "zh" else "13a").score, 2),
         "chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2),
         "length_ratio": round(sum(map(len, hyps)) / max(1, sum(map(len, refs))), 3),  # hypothesis / reference chars
     }

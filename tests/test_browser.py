@@ -249,6 +249,30 @@ def test_the_heatmap_redraws_in_place_names_cells_zooms_and_saves_a_png(server):
         browser.close()
 
 
+def test_a_figure_drawn_without_a_view_downloads_as_svg(server):
+    """The overview (a plotly figure, not a typed view): its SVG button, found by its key, downloads a vector
+    file with a cell per tile pixel, written when clicked."""
+    import xml.etree.ElementTree as ET
+
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
+        page.goto(server, wait_until="domcontentloaded")
+        expect(page.locator(HEATMAP).first).to_be_visible(timeout=60_000)
+        page.get_by_role("tab", name=EN("explorer.tab.overview"), exact=True).click()
+        button = page.locator(".st-key-overview_chart_svg button")
+        expect(button).to_be_visible(timeout=30_000)
+        with page.expect_download() as download:
+            button.click()
+        assert download.value.suggested_filename == "overview_chart.svg"
+        root = ET.fromstring(Path(download.value.path()).read_text(encoding="utf-8"))
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"
+        assert len(root.findall("{http://www.w3.org/2000/svg}rect")) > 100
+        browser.close()
+
+
 PAGES = ["explorer", "masks", "positions", "arithmetic", "multihead", "variants"]
 
 

@@ -483,6 +483,7 @@ def test_sentences_that_join_a_decoding_batch_get_the_unbatched_answers(shipped,
                 for h, a in run.done().items():
                     got[h], ended[h] = a, step
         assert len(got) == len(texts)
+        assert not run.sentences and not run.decoding.hyps  # nothing kept once answered
         for h, a in zip(handles, ref):
             same(a, got[h])
         if model is shipped[0]:

@@ -306,6 +306,12 @@ class BeamBatch:
         """A sentence's (tokens, raw score): its best finished hypothesis (or best live one, out of length)."""
         return self.hyps[handle].result()
 
+    def take(self, handle: int) -> tuple[list[int], float]:
+        """An ended sentence's result, forgotten here (a batch that runs for a whole class keeps no old ones)."""
+        if handle in self.live:
+            raise ValueError(f"sentence {handle} is still decoding")
+        return self.hyps.pop(handle).result()
+
     def run(self) -> list[tuple[list[int], float]]:
         """Step until every sentence ended; each one's (tokens, raw score), in the order added."""
         while self.live:

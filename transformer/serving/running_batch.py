@@ -207,7 +207,7 @@ class RunningBatch:
     def _finish(self, d: int) -> None:
         s, h = self.sentences.pop(d), self._handles.pop(d)
         try:
-            tokens = self.decoding.result(d)[0]
+            tokens = self.decoding.take(d)[0]
             if self.beam_size == 1 and tokens:
                 decoder, cross, log_probs = _maps_of_steps(s.steps, len(s.source.ids))
             else:

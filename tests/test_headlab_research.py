@@ -3,6 +3,8 @@ and their tabs (on the shipped model and on a tiny random Marian import)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from transformer.config import TransformerConfig
 from transformer.inspection import importance as imp
 from transformer.inspection import roles as R
 from transformer.inspection.logit_lens import _word, logit_lens
+from transformer.inspection.syntax import Parser
 from transformer.layout import DEFAULT_CHECKPOINT
 from transformer.model import Transformer
 from transformer.options import HeadGate
@@ -202,7 +205,13 @@ def test_the_research_tabs_render_on_the_default_model():
     ckpt = load_checkpoint(DEFAULT_CHECKPOINT)
     assert len(rows) == len(HeadId.all(ckpt.config))
     assert EN("hlab.col_badges") in rows.columns and "C" in set(rows[EN("hlab.col_badges")])  # the probe's head
-    assert marks(at).startswith(EN("hlab.roles_found", previous=0, next=0, rare=0, coreference=0, n=200)[:5])
+    found = EN("hlab.roles_found", previous=0, next=0, rare=0, syntactic=0, coreference=0, n=200)
+    assert marks(at).startswith(found[:5])
+    if Parser.available():  # the syntactic roles: measured on the sentences Link Grammar parses, each drawable
+        assert "Link Grammar" in marks(at)
+        at.session_state["hlab_role"] = "nsubj_gov"
+        run(at)
+        assert EN("hlab.role.nsubj_gov") in json.dumps(figures(at)["hlab_roles_grid"], ensure_ascii=False)
     at.session_state["lab_tab"] = "hlab.lens"
     settle(run(at))
     assert {"hlab_lens", "hlab_lens_step_view"} <= set(figures(at))

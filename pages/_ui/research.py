@@ -33,6 +33,7 @@ from transformer.inspection.roles import (
     role_rows,
     strongest,
 )
+from transformer.inspection.syntax import INSTALL, SYNTACTIC_MARGIN, Parser, parse_all
 
 from . import background, cache
 from .i18n import Translator
@@ -111,6 +112,12 @@ def coreference_heads(ckpt: Checkpoint) -> dict[HeadId, float]:
     return out
 
 
+def measure_roles_parsed(model, tokenizer, pairs, frequency, syntactic: bool, progress=None):
+    """measure_roles with the syntactic roles when the parser is installed (its parses made here, in the lane)."""
+    arcs = parse_all([src for src, _ in pairs]) if syntactic else None
+    return measure_roles(model, tokenizer, pairs, frequency, progress, arcs=arcs)
+
+
 def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     held = _heldout(ckpt, ROLE_SENTENCES)
     freq = cache.memo(piece_frequency, ckpt.tokenizer, ckpt.card)
@@ -121,10 +128,14 @@ def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
         + " "
         + tr(f"hlab.frequency_{freq.origin}")
     )
-    st.caption(tr("hlab.syntactic_none"))
+    syntactic = Parser.available()
+    if syntactic:
+        st.caption(tr("hlab.syntactic_intro", margin=f"{SYNTACTIC_MARGIN:.0%}"))
+    else:
+        st.caption(tr("hlab.syntactic_missing", install=INSTALL))
     roles = computed(
-        measure_roles,
-        (ckpt.model, ckpt.tokenizer, held.pairs, freq),
+        measure_roles_parsed,
+        (ckpt.model, ckpt.tokenizer, held.pairs, freq, syntactic),
         len(held.pairs),
         tr("hlab.running_roles", n=len(held.pairs)),
         "hlab_roles_progress",
@@ -141,14 +152,26 @@ def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
             for role, (h, share) in strongest(roles).items()
         )
         st.markdown(tr("hlab.roles_best", best=best))
+        if syntactic:
+            st.markdown(
+                tr(
+                    "hlab.syntactic_found",
+                    parsed=roles.parsed,
+                    n=roles.n_sentences,
+                    arcs=", ".join(f"{tr(f'hlab.role.{r}')} {n}" for r, n in roles.arcs.items()),
+                    baselines=", ".join(f"{tr(f'hlab.role.{r}')} {b:.2f}" for r, b in roles.baseline.items()),
+                )
+            )
     ctx = RolesResult(roles, coref)
     c1, c2 = st.columns(2)
     kind = c1.selectbox(tr("common.attention"), KINDS, format_func=lambda k: tr(f"kind.{k.value}"), key="hlab_kind")
-    choices = role_choices(kind)
+    choices = role_choices(roles, kind)
     ensure_choice("hlab_role", choices, choices[0])
     role = c2.selectbox(tr("hlab.role_pick"), choices, format_func=lambda r: tr(f"hlab.role.{r}"), key="hlab_role")
     if role == "rare":
         st.caption(tr("hlab.rare_chance", chance=f"{roles.chance[kind]:.3f}", ratio=f"{RARE_RATIO:g}"))
+    elif role in roles.baseline:
+        st.caption(tr("hlab.syntactic_baseline", baseline=f"{roles.baseline[role]:.2f}", arcs=roles.arcs[role]))
     show_view(RoleGridView(kind, role), ctx, tr, "hlab_roles_grid")
     st.caption(tr("hlab.badges"))
     rows = [
@@ -156,6 +179,14 @@ def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
             tr("lab.col_head"): f"{tr(f'kind.short.{head.kind.value}')} L{head.layer} H{head.head}",
             **{tr(f"hlab.role.{r}"): None if v[r] is None else round(v[r], 3) for r in ("previous", "next", "rare")},
             tr("hlab.role.coreference"): None if v["coreference"] is None else round(v["coreference"], 3),
+            tr("hlab.role.syntactic"): None
+            if v["syntactic"] is None
+            else tr(
+                "hlab.syntactic_cell",
+                role=tr(f"hlab.role.{v['syntactic'][0]}"),
+                accuracy=f"{v['syntactic'][1]:.2f}",
+                baseline=f"{v['syntactic'][2]:.2f}",
+            ),
             tr("hlab.col_badges"): v["badges"],
         }
         for head, v in role_rows(roles, coref)

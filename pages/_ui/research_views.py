@@ -67,8 +67,10 @@ class RoleGridView(View):
         return f"roles_{AttentionKind(self.kind).value}_{self.role}"
 
 
-def role_choices(kind: AttentionKind) -> tuple[str, ...]:
-    return ROLE_KINDS[AttentionKind(kind)]
+def role_choices(roles: HeadRoles, kind: AttentionKind) -> tuple[str, ...]:
+    """The roles measured for this kind: its positional and rare-word ones, then the syntactic ones measured."""
+    measured = roles.shares[AttentionKind(kind)]
+    return tuple(r for r in ROLE_KINDS[AttentionKind(kind)]) + tuple(r for r in measured if r not in ROLE_KINDS[kind])
 
 
 @dataclass(frozen=True)

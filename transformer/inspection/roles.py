@@ -8,10 +8,9 @@ over held-out sentences (teacher-forced on their references).
   training corpus, or the source tokenizer's piece scores for a model whose corpus is not known here, such
   as an imported opus-mt model) more often than RARE_RATIO × chance, chance being 1 / (keys of the row)
   averaged over the rows (encoder self-attention and cross-attention: their keys are source pieces);
-- syntactic: not measured. No dependency parser installs from the package registries with its model and
-  parses offline: spaCy's English models are published on GitHub, not on PyPI (the ``en-core-web-sm-*``
-  names there are third parties' re-uploads), and stanza, UDPipe and benepar download their models when
-  first run;
+- syntactic: for a relation (nsubj, dobj, amod, advmod) read in one direction, the share of its arcs whose
+  query word's strongest key falls on the related word beats the relation's most-frequent-offset baseline by
+  SYNTACTIC_MARGIN (encoder self-attention; the arcs from Link Grammar, Debian's offline parser: syntax.py);
 - coreference: the probe's heads (pages/_ui/probe.py marks them), added by the caller.
 
 Everything here is numpy on maps (L, H, T_q, T_k) of one sentence, so a role's definition can be tested on
@@ -20,7 +19,8 @@ hand-made patterns; :func:`measure_roles` runs the model over a set.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -34,6 +34,7 @@ from ..model import Transformer
 from ..tokenizer import TokenizerBase
 from . import on_model_device
 from .heldout import batches, fitting
+from .syntax import SYNTACTIC_MARGIN, SYNTACTIC_ROLES, Arc, SyntaxCounts, piece_words
 
 POSITIONAL_SHARE = 0.9
 RARE_RATIO = 2.0
@@ -48,10 +49,11 @@ class Role(StrEnum):
     PREVIOUS = "previous"  # positional, −1
     NEXT = "next"  # positional, +1
     RARE = "rare"  # rare-word
+    SYNTACTIC = "syntactic"  # a relation's arcs (syntax.py)
     COREFERENCE = "coreference"  # the probe's mark
 
 
-BADGES = {Role.PREVIOUS: "←", Role.NEXT: "→", Role.RARE: "R", Role.COREFERENCE: "C"}
+BADGES = {Role.PREVIOUS: "←", Role.NEXT: "→", Role.RARE: "R", Role.SYNTACTIC: "S", Role.COREFERENCE: "C"}
 
 
 def positional_counts(maps: np.ndarray, offset: int) -> tuple[np.ndarray, int]:
@@ -205,6 +207,21 @@ class HeadRoles:
     chance: dict[AttentionKind, float]
     n_sentences: int
     frequency_origin: str = ""  # "corpus" or "scores"
+    # syntactic roles (encoder shares "nsubj_dep", ...): each one's most-frequent-offset baseline and arcs
+    baseline: dict[str, float] = field(default_factory=dict)
+    arcs: dict[str, int] = field(default_factory=dict)
+    parsed: int = 0  # sentences with a complete parse (0: the parser was not there or parsed none)
+
+    def syntactic(self, head: HeadId) -> tuple[str, float, float] | None:
+        """The head's best syntactic role by its margin over the baseline: (role, accuracy, baseline)."""
+        s = self.shares.get(AttentionKind(head.kind), {})
+        best = None
+        for role in SYNTACTIC_ROLES:
+            if role in s and not np.isnan(s[role][head.layer, head.head]):
+                acc = float(s[role][head.layer, head.head])
+                if best is None or acc - self.baseline[role] > best[1] - best[2]:
+                    best = (role, acc, self.baseline[role])
+        return best
 
     def roles(self, head: HeadId, coreference: dict[HeadId, float] | None = None) -> list[Role]:
         """The roles a head has, by the definitions above (coreference: the probe's marked heads)."""
@@ -216,6 +233,9 @@ class HeadRoles:
                 out.append(Role(role))
         if "rare" in s and s["rare"][head.layer, head.head] >= RARE_RATIO * self.chance.get(kind, np.inf):
             out.append(Role.RARE)
+        best = self.syntactic(head)
+        if best is not None and best[1] >= best[2] + SYNTACTIC_MARGIN:
+            out.append(Role.SYNTACTIC)
         if coreference and head in coreference:
             out.append(Role.COREFERENCE)
         return out
@@ -248,12 +268,18 @@ def measure_roles(
     frequency: PieceFrequency,
     progress: Callable[[float], None] | None = None,
     batch_size: int = 32,
+    arcs: Sequence[tuple[Arc, ...] | None] | None = None,
 ) -> HeadRoles:
-    """The role shares of every head over (source, reference) pairs, teacher-forced; progress(fraction)."""
+    """The role shares of every head over (source, reference) pairs, teacher-forced; progress(fraction).
+
+    arcs: each pair's syntactic arcs (syntax.parse_all; None for a sentence without a complete parse), for
+    the syntactic roles; without them those are not measured."""
     require_eval(model)
     cfg = model.config
     items = fitting(tokenizer, pairs, cfg.max_len)
     counts = RoleCounts()
+    syntax = SyntaxCounts.empty()
+    parsed = _parsed_by_ids(tokenizer, pairs, arcs) if arcs is not None else {}
     done = 0
     for src, tgt_in, _ in batches(items, cfg.pad_id, batch_size, model_device(model)):
         att = model(src, tgt_in, return_attention=True).attention
@@ -269,12 +295,39 @@ def measure_roles(
                 AttentionKind.DECODER: stacked[AttentionKind.DECODER][b, :, :, :t, :t],
                 AttentionKind.CROSS: stacked[AttentionKind.CROSS][b, :, :, :t, :s],
             }
-            counts.add_sentence(maps, rarest_key(frequency.values, src[b, :s].tolist()))
+            ids = src[b, :s].tolist()
+            counts.add_sentence(maps, rarest_key(frequency.values, ids))
+            if tuple(ids) in parsed:
+                syntax.add(maps[AttentionKind.ENCODER], *parsed[tuple(ids)])
         done += len(S)
         if progress is not None:
             progress(done / max(len(items), 1))
     shape = {kind: (cfg.n_layers(kind), cfg.n_heads) for kind in AttentionKind}
-    return counts.result(shape, frequency.origin)
+    result = counts.result(shape, frequency.origin)
+    for role in SYNTACTIC_ROLES:
+        if syntax.rows.get(role):
+            result.shares[AttentionKind.ENCODER][role] = syntax.accuracy(role, shape[AttentionKind.ENCODER])
+            result.baseline[role] = syntax.baseline(role)
+            result.arcs[role] = syntax.rows[role]
+    return dataclasses.replace(result, parsed=len(parsed))
+
+
+def _parsed_by_ids(
+    tokenizer: TokenizerBase, pairs, arcs: Sequence[tuple[Arc, ...] | None]
+) -> dict[tuple[int, ...], tuple[list[int | None], tuple[Arc, ...]]]:
+    """Source ids -> (each piece's word, the sentence's arcs), for the parsed sentences whose pieces' words
+    are the sentence's whitespace-separated words."""
+    out = {}
+    specials = {tokenizer.special.pad, tokenizer.special.eos, tokenizer.special.bos, tokenizer.special.unk}
+    for (src, _), found in zip(pairs, arcs):
+        if found is None:
+            continue
+        ids = tokenizer.source_ids(src)
+        pieces = tokenizer.source_pieces(ids)
+        words = piece_words(pieces, [i in specials and i != tokenizer.special.unk for i in ids])
+        if words is not None and max((w for w in words if w is not None), default=-1) + 1 == len(src.split()):
+            out[tuple(ids)] = (words, found)
+    return out
 
 
 def strongest(roles: HeadRoles) -> dict[str, tuple[HeadId, float]]:
@@ -303,6 +356,7 @@ def role_rows(roles: HeadRoles, coreference: dict[HeadId, float] | None = None) 
                     for role in ("previous", "next", "rare")
                 }
                 values["coreference"] = None if not coreference or head not in coreference else coreference[head]
+                values["syntactic"] = roles.syntactic(head)  # (role, accuracy, baseline) or None
                 values["badges"] = " ".join(BADGES[r] for r in roles.roles(head, coreference))
                 out.append((head, values))
     return out

@@ -4,7 +4,8 @@ as ratios against references run in the same process.
     python bench/bench_headlab.py [--sentences N]
 
 1. Head roles over N held-out sentences vs the same teacher-forced forward passes returning attention
-   (the roles' own bookkeeping: argmax, rarest piece, counts).
+   (the roles' own bookkeeping: argmax, rarest piece, counts); with Link Grammar installed, the roles with
+   the syntactic ones (the sentences' parses included) vs the roles without.
 2. Head importance (Michel: ∂L/∂ξ for every head) vs the same forward passes without gradients.
 3. A pruning curve of the cross-attention heads (3 points) vs 3 greedy translations of the N sentences
    with every head on (the curve's own cost: the head masks and chrF).
@@ -29,6 +30,7 @@ from transformer.corpus.real import load_real  # noqa: E402
 from transformer.inspection.heldout import batches, fitting  # noqa: E402
 from transformer.inspection.importance import head_importance, pruning_curve, translate_chrf  # noqa: E402
 from transformer.inspection.roles import measure_roles, piece_frequency  # noqa: E402
+from transformer.inspection.syntax import Parser, parse_all  # noqa: E402
 from transformer.options import CallOptions  # noqa: E402
 from transformer.tokenizer import Tokenizer  # noqa: E402
 
@@ -65,6 +67,14 @@ def main() -> None:
         median_seconds(lambda: forwards(True), r),
         "forwards with attention",
     )
+    if Parser.available():
+        sources = [src for src, _ in pairs]
+        report(
+            "roles with the syntactic ones (parses included)",
+            median_seconds(lambda: measure_roles(model, tokenizer, pairs, freq, arcs=parse_all(sources)), r),
+            median_seconds(lambda: measure_roles(model, tokenizer, pairs, freq), r),
+            "roles without",
+        )
     report(
         "importance",
         median_seconds(lambda: head_importance(model, tokenizer, pairs), r),

@@ -157,6 +157,24 @@ EN_FR = dataclasses.replace(
     time_limit_s=240.0,  # the device tool runs a command for at most 10 minutes: data, training, scoring, packing
 )
 
+# en-fr's second session, on a CPU (no GPU was lent that day): en-fr's weights continued (init_from) on the same
+# corpora and mix, in 8,000-token batches (2.5 times fewer tokens a step than the GPU's, so more updates per token on
+# two cores); a fresh optimizer with a short, low warm-up that joins the lr where en-fr's run stopped (2.8-3.5e-4):
+# peak 0.1 * 192^-0.5 * 400^-0.5 = 3.6e-4 at step 400, 1.3e-4 by 3,000. At most 90 minutes of loop; resumable
+# from last/ (every 100 steps: a stop costs at most a few minutes). It replaces checkpoints/en-fr only if it scores
+# the better chrF on the everyday dev campaign (docs/models.md).
+EN_FR_CONTINUED = dataclasses.replace(
+    EN_FR,
+    init_from="checkpoints/en-fr",
+    batch_tokens=8000,
+    steps=20000,
+    lr_factor=0.1,
+    warmup_steps=400,
+    snapshot_steps=(),
+    checkpoint_every=100,
+    time_limit_s=5400.0,
+)
+
 # checkpoints/en-fr-scratch: the candidate against en-fr's continued training, measured in the same GPU run: the
 # same corpora and weights, from scratch, with a vocabulary of 8,000 pieces learnt on them (everyday words
 # included) and a wider, deeper model (d_model 256, 4 + 4 layers, 9.4 M parameters). The default is whichever
@@ -239,6 +257,8 @@ PRESETS: dict[str, TrainConfig] = {
     "en-fr-scratch": EN_FR_SCRATCH,
     # everyday English → French (issue 33): real-kde-align continued on everyday text (see EN_FR above)
     "en-fr": EN_FR,
+    # en-fr continued on a CPU (see EN_FR_CONTINUED above)
+    "en-fr-continued": EN_FR_CONTINUED,
     # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause
     # first, commas, "did not", very/so/really/extremely, lower case, no full stop, new nouns and verbs).
     "coref-variants": dataclasses.replace(

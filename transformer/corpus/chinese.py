@@ -24,6 +24,12 @@ Sources (``scripts/build_zh_corpus.py`` downloads and unpacks them and records t
 - the GIMP manual (``gimp-help-en`` / ``gimp-help-zh-cn``, GFDL-1.2), aligned section by section: the
   out-of-source test, never trained on.
 
+Added after the ``en-zh`` checkpoint (preset ``en-zh-more``), with the French extractors given ``lang="zh_CN"`` and
+:func:`split_paragraph_zh`: GNOME's desktop help (:func:`extract_gnome_zh`) and the GNOME / MATE applications'
+help (:func:`extract_help_zh`), both split by page; the zh_CN interface catalogues of those applications and of
+four image editors (:func:`extract_catalogues_zh`, :func:`interface_pairs_zh`: accelerators removed, messages of
+3+ English words), training only. The KDE handbooks (:func:`extract_kde_zh`) were measured and left out (71 pairs).
+
 No network, no Debian tools: these functions read unpacked folders or strings.
 """
 

@@ -13,6 +13,14 @@ own folder (see transformer/corpus/chinese.py for the Chinese rules). Three file
 - ``gimp.tsv.gz``: the GIMP manual (en beside zh_CN), section by section: test only, never trained on; none of
   its English is in any training split.
 
+Three more, added after the ``en-zh`` checkpoint was trained (preset ``en-zh-more``); the three files above
+rebuild byte for byte, and none of these files' training English is held out anywhere or is GIMP English:
+
+- ``gnome.tsv.gz``: GNOME's desktop help (``gnome-user-docs``), C beside zh_CN Mallard pages, split by page;
+- ``apps.tsv.gz``: the help of GNOME and MATE applications with a zh_CN twin (real.HELP_PACKAGES), split by page;
+- ``ui.tsv.gz``: the zh_CN interface catalogues of the same GNOME / MATE packages and of the four image editors
+  (real.CATALOGUES), messages of at least three English words: training only (no pages to hold out).
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -21,6 +29,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,7 +49,11 @@ PACKAGES = (
     *E.WESNOTH_PACKAGES,
     "gimp-help-en",
     "gimp-help-zh-cn",
+    "gnome-user-docs",
+    *real.HELP_PACKAGES,
+    *real.CATALOGUES,
 )
+UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
 
 def _stats(pairs: list, splits: dict) -> dict:
@@ -97,8 +110,44 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         c: sum(p.page == c for p in wesnoth) for c in sorted({p.page for p in wesnoth})
     }
     manifest["licences_by_package"] = {p: debian_packages.licences(workdir / p, p) for p in PACKAGES}
+    _build_more(workdir, out, manifest, (lo_splits, everyday_splits), {C.dedup_key(p.src) for p in gi})
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_english: set[str]) -> None:
+    """gnome, apps and ui (added after the en-zh checkpoint): the earlier files untouched, so these lose every
+    pair whose English the earlier ones hold out (or GIMP has), and their held-out pages lose every English text
+    the earlier ones train on; among themselves, none's training English is another's held-out English."""
+    gnome = C.extract_gnome_zh(workdir / "gnome-user-docs")
+    apps = [p for name in real.HELP_PACKAGES for p in C.extract_help_zh(workdir / name)]
+    ui = [p for name in UI_PACKAGES for p in C.extract_catalogues_zh(workdir / name, name)]
+    sources = (("gnome", gnome), ("apps", apps), ("ui", ui))
+    splits = {name: C.split_by_page_zh(pairs, *((0.0, 0.0) if name == "ui" else ())) for name, pairs in sources}
+    trained = {C.dedup_key(p.src) for sp in earlier for p in sp["train"]}
+    heldout = {C.dedup_key(p.src) for sp in earlier for s in ("dev", "test") for p in sp[s]}
+    for sp in splits.values():
+        for s in ("dev", "test"):
+            sp[s] = [p for p in sp[s] if C.dedup_key(p.src) not in trained]
+    heldout |= {C.dedup_key(p.src) for sp in splits.values() for s in ("dev", "test") for p in sp[s]}
+    for name, pairs in sources:
+        sp = splits[name]
+        sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in heldout | gimp_english]
+        real.write_pairs(out / f"{name}.tsv.gz", [(s, p) for s in real.SPLITS for p in sp[s]], real.HEADER_ZH)
+        manifest["files"][f"{name}.tsv.gz"] = {**_stats(pairs, sp), "licence": C.LICENCES[name]}
+        manifest["files"][f"{name}.tsv.gz"]["pairs_by_package"] = dict(
+            sorted(Counter(p.page.split("/")[0] if name != "gnome" else "gnome-user-docs" for p in sp["train"]).items())
+        )
+    for name in ("gnome", "apps"):
+        manifest["files"][f"{name}.tsv.gz"]["split"] = (
+            f"by page: sha1({name}:page) < 0.04 → test, < 0.06 → dev, else train"
+        )
+    manifest["files"]["ui.tsv.gz"]["split"] = (
+        f"training only; messages of at least {C.UI_MIN_WORDS} English words, menu accelerators removed"
+    )
+    manifest["files"]["ui.tsv.gz"]["use"] = "training only (en-zh-more); not in the en-zh checkpoint"
+    for name in ("gnome", "apps"):
+        manifest["files"][f"{name}.tsv.gz"]["use"] = "train / dev / test (en-zh-more); not in the en-zh checkpoint"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,6 +24,12 @@ Sources (``scripts/build_zh_corpus.py`` downloads and unpacks them and records t
 - the GIMP manual (``gimp-help-en`` / ``gimp-help-zh-cn``, GFDL-1.2), aligned section by section: the
   out-of-source test, never trained on.
 
+Added after the ``en-zh`` checkpoint (preset ``en-zh-more``), with the French extractors given ``lang="zh_CN"`` and
+:func:`split_paragraph_zh`: GNOME's desktop help (:func:`extract_gnome_zh`) and the GNOME / MATE applications'
+help (:func:`extract_help_zh`), both split by page; the zh_CN interface catalogues of those applications and of
+four image editors (:func:`extract_catalogues_zh`, :func:`interface_pairs_zh`: accelerators removed, messages of
+3+ English words), training only. The KDE handbooks (:func:`extract_kde_zh`) were measured and left out (71 pairs).
+
 No network, no Debian tools: these functions read unpacked folders or strings.
 """
 
@@ -33,12 +39,17 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .everyday import extract_wesnoth
+from .everyday import catalogue_messages, extract_wesnoth
 from .real import (
+    _ACCELERATOR,
     _LETTER,
+    GNOME_EN,
     SPLITS,
     RealPair,
     clean,
+    extract_help,
+    extract_kde,
+    extract_pages,
     page_split,
     paragraphs_by_anchor,
     paragraphs_by_id,
@@ -49,11 +60,22 @@ LIBREOFFICE_ZH = "usr/share/libreoffice/help/zh-CN"
 GIMP_ZH = "usr/share/gimp/2.0/help/zh_CN"
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
+GNOME_ZH = "usr/share/help/zh_CN/gnome-help"
+HELP_LANG_ZH = "zh_CN"  # usr/share/help/zh_CN, usr/share/doc/HTML/zh_CN
+CATALOGUES_ZH = "usr/share/locale/zh_CN/LC_MESSAGES"
+UI_MIN_WORDS = 3  # an interface message of fewer English words is a bare label ("Cyan", "Stop loading"): dropped
+
 LICENCES = {
     "libreoffice": "MPL-2.0 (LibreOffice help, The Document Foundation and its Chinese translators)",
     "everyday": "GPL-2.0-or-later (Battle for Wesnoth 1.16, its campaigns' authors and the Simplified Chinese "
     "translation team)",
     "gimp": "GFDL-1.2 (GNU Image Manipulation Program User Manual, the GIMP Documentation Team)",
+    "gnome": "CC-BY-SA-3.0 (GNOME Desktop Help, the GNOME Documentation Project and its Chinese translators)",
+    "apps": "CC-BY-SA-3.0, GFDL-1.1-or-later or GPL-2.0-or-later, per package (the help of GNOME and MATE "
+    "applications, their authors and Chinese translators; each package's licences in MANIFEST.json)",
+    "ui": "GPL-2.0-or-later / GPL-3.0-or-later / LGPL, per package (the zh_CN interface catalogues of GNOME and "
+    "MATE applications, Inkscape, Krita, darktable and digiKam, their translation teams; each package's licences "
+    "in MANIFEST.json)",
 }
 
 # CJK Unified Ideographs (with extension A) and the compatibility block: what "a Chinese character" means here
@@ -174,9 +196,51 @@ def message_pairs_zh(src: str, tgt: str, max_words: int = 60) -> list[tuple[str,
     return out
 
 
+# a menu accelerator as zh_CN catalogues write it: "文件(_F)", "打开(&O)", full-width brackets too
+_ZH_ACCELERATOR = re.compile(r"\s*[(（][_&][A-Za-z0-9]?[)）]")
+
+
+def interface_pairs_zh(src: str, tgt: str, min_words: int = 1) -> list[tuple[str, str]]:
+    """The pairs one message of a program's interface catalogue gives: message_pairs_zh's rules once the menu
+    accelerators are gone (_File / &File in English, "文件(_F)" / "文件(&F)" in Chinese, real._ACCELERATOR's and
+    _ZH_ACCELERATOR's forms), keeping pairs of at least min_words English words (a sentence, not a bare label)."""
+    src = _ACCELERATOR.sub("", src.split("\x04", 1)[-1])
+    tgt = _ACCELERATOR.sub("", _ZH_ACCELERATOR.sub("", tgt))
+    return [(s, t) for s, t in message_pairs_zh(src, tgt) if len(s.split()) >= min_words]
+
+
 def extract_wesnoth_zh(package_root: str | Path) -> list[RealPair]:
     """The pairs of each zh_CN catalogue a Wesnoth package ships; the page is the catalogue's name."""
     return extract_wesnoth(package_root, WESNOTH_LOCALE_ZH, message_pairs_zh)
+
+
+# ---------------------------------------------------------------- GNOME / MATE help, interface catalogues
+def extract_gnome_zh(package_root: str | Path) -> list[RealPair]:
+    """The GNOME desktop help (gnome-user-docs): C beside zh_CN Mallard pages aligned in order (real's rule),
+    paragraphs cut into Chinese sentences."""
+    root = Path(package_root)
+    return list(extract_pages(root / GNOME_EN, root / GNOME_ZH, "gnome", split=split_paragraph_zh))
+
+
+def extract_help_zh(package_root: str | Path) -> list[RealPair]:
+    """The help of one package's GNOME / MATE applications with a zh_CN twin (real.extract_help's rule)."""
+    return list(extract_help(package_root, "apps", HELP_LANG_ZH, split_paragraph_zh))
+
+
+def extract_kde_zh(package_root: str | Path) -> list[RealPair]:
+    """The KDE handbooks of one package with a zh_CN twin (real.extract_kde's rule). Measured, not shipped:
+    Debian 12's KDE packages hold 8 zh_CN handbooks giving 71 pairs (docs/corpus.md)."""
+    return list(extract_kde(package_root, "kde", HELP_LANG_ZH, split_paragraph_zh))
+
+
+def extract_catalogues_zh(package_root: str | Path, package: str, min_words: int = UI_MIN_WORDS) -> list[RealPair]:
+    """Every zh_CN gettext catalogue (.mo) a package ships, message by message (interface_pairs_zh, at least
+    min_words English words); the page is package/catalogue.mo, sorted by catalogue name."""
+    out = []
+    for path in sorted((Path(package_root) / CATALOGUES_ZH).glob("*.mo")):
+        pairs = lambda s, t: interface_pairs_zh(s, t, min_words)  # noqa: E731
+        out.extend(catalogue_messages(path.read_bytes(), f"{package}/{path.name}", "ui", pairs))
+    return out
 
 
 # ---------------------------------------------------------------- filters and the split

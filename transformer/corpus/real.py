@@ -263,12 +263,14 @@ def align_by_id(en_html: str, fr_html: str) -> list[tuple[str, str]]:
     return out
 
 
-def align_in_order(en_html: str, fr_html: str, kind: str) -> list[tuple[str, str]]:
-    """Pairs of one page aligned in order, or [] when the two pages differ in paragraph count."""
+def align_in_order(en_html: str, fr_html: str, kind: str, split=None) -> list[tuple[str, str]]:
+    """Pairs of one page aligned in order, or [] when the two pages differ in paragraph count. split(src, tgt)
+    cuts a paragraph pair into sentence pairs (default split_paragraph; chinese.split_paragraph_zh for Chinese)."""
+    split = split or split_paragraph
     a, b = paragraphs_in_order(en_html, kind), paragraphs_in_order(fr_html, kind)
     if len(a) != len(b):
         return []
-    return [p for x, y in zip(a, b) for p in split_paragraph(x, y)]
+    return [p for x, y in zip(a, b) for p in split(x, y)]
 
 
 def align_by_anchor(en_html: str, fr_html: str) -> list[tuple[str, str]]:
@@ -330,12 +332,15 @@ def extract_pages(
     kinds: dict[str, str] | None = None,
     prefix: str = "",
     by_anchor: bool | None = None,
+    split=None,
 ) -> Iterator[RealPair]:
     """Every aligned pair of the pages present under both roots (sorted by path, so the order is fixed).
 
     kinds maps a file suffix to its page kind (default: the source's own pages, ``.page`` for "gnome",
     ``.html`` otherwise); prefix goes before each page's path in its name. by_anchor (default: for "gimp")
-    aligns each section on its own (:func:`align_by_anchor`) instead of the whole page in order.
+    aligns each section on its own (:func:`align_by_anchor`) instead of the whole page in order. split cuts a
+    paragraph pair of a page aligned in order into sentences (align_in_order's; fr_root may then hold
+    another language's pages: chinese.split_paragraph_zh for zh_CN ones).
     """
     by_anchor = source == "gimp" if by_anchor is None else by_anchor
     en_root, fr_root = Path(en_root), Path(fr_root)
@@ -351,20 +356,21 @@ def extract_pages(
         elif by_anchor:
             pairs = align_by_anchor(en, fr)
         else:
-            pairs = align_in_order(en, fr, kinds[en_page.suffix])
+            pairs = align_in_order(en, fr, kinds[en_page.suffix], split)
         for src, tgt in pairs:
             yield RealPair(source, prefix + rel, src, tgt)
 
 
-def extract_help(package_root: str | Path, source: str = "apps") -> Iterator[RealPair]:
+def extract_help(package_root: str | Path, source: str = "apps", lang: str = "fr", split=None) -> Iterator[RealPair]:
     """Every aligned pair of one unpacked package's application help: each folder under HELP_EN with a
-    French twin under HELP_FR (gnome-help, the desktop's own help, excepted), each Mallard or DocBook page
-    aligned in order by its kind. Pages are named app/path."""
-    en_help, fr_help = Path(package_root) / HELP_EN, Path(package_root) / HELP_FR
+    twin in lang (French: HELP_FR; "zh_CN" reads usr/share/help/zh_CN) (gnome-help, the desktop's own help,
+    excepted), each Mallard or DocBook page aligned in order by its kind, its paragraphs cut by split
+    (extract_pages). Pages are named app/path."""
+    en_help, fr_help = Path(package_root) / HELP_EN, Path(package_root) / Path(HELP_EN).parent / lang
     if not en_help.is_dir():
         return
     for app in sorted(p for p in en_help.iterdir() if p.is_dir() and p.name != "gnome-help"):
-        yield from extract_pages(app, fr_help / app.name, source, HELP_KINDS, prefix=f"{app.name}/")
+        yield from extract_pages(app, fr_help / app.name, source, HELP_KINDS, prefix=f"{app.name}/", split=split)
 
 
 _CACHE_PAGE = re.compile(r'<FILENAME filename="([^"]+)">(.*?)</FILENAME>', re.S)
@@ -378,11 +384,12 @@ def cache_pages(data: bytes) -> dict[str, str]:
     return dict(_CACHE_PAGE.findall(bz2.decompress(data).decode("utf-8", errors="replace")))
 
 
-def extract_kde(package_root: str | Path, source: str = "kde") -> Iterator[RealPair]:
-    """Every aligned pair of one unpacked package's KDE handbooks: each ``index.cache.bz2`` under KDE_FR with
-    an English twin under KDE_EN; the <p> paragraphs of every page present in both aligned in order (the
-    GIMP manual's rule). Pages are named app/page.html (app/sub/page.html for a handbook in a subfolder)."""
-    en_root, fr_root = Path(package_root) / KDE_EN, Path(package_root) / KDE_FR
+def extract_kde(package_root: str | Path, source: str = "kde", lang: str = "fr", split=None) -> Iterator[RealPair]:
+    """Every aligned pair of one unpacked package's KDE handbooks: each ``index.cache.bz2`` under KDE_FR (under
+    usr/share/doc/HTML/<lang> for another lang: "zh_CN") with an English twin under KDE_EN; the <p> paragraphs
+    of every page present in both aligned in order (the GIMP manual's rule), cut by split (align_in_order).
+    Pages are named app/page.html (app/sub/page.html for a handbook in a subfolder)."""
+    en_root, fr_root = Path(package_root) / KDE_EN, Path(package_root) / Path(KDE_EN).parent / lang
     if not fr_root.is_dir():
         return
     for fr_cache in sorted(fr_root.rglob("index.cache.bz2")):
@@ -392,7 +399,7 @@ def extract_kde(package_root: str | Path, source: str = "kde") -> Iterator[RealP
             continue
         en, fr = cache_pages(en_cache.read_bytes()), cache_pages(fr_cache.read_bytes())
         for name in sorted(en.keys() & fr.keys()):
-            for src, tgt in align_in_order(en[name], fr[name], "gimp"):
+            for src, tgt in align_in_order(en[name], fr[name], "gimp", split):
                 yield RealPair(source, f"{rel}/{name}", src, tgt)
 
 

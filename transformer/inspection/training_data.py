@@ -123,6 +123,9 @@ PACKAGES_OF = {
     "zh/libreoffice": ("libreoffice-help-en-us", "libreoffice-help-zh-cn"),
     "zh/everyday": WESNOTH_PACKAGES,
     "zh/gimp": ("gimp-help-en", "gimp-help-zh-cn"),
+    "zh/gnome": ("gnome-user-docs",),
+    "zh/apps": HELP_PACKAGES,
+    "zh/ui": (*HELP_PACKAGES, *CATALOGUES),
 }
 
 

@@ -1,0 +1,224 @@
+"""More English → 简体中文 sources (issue 34, after the en-zh checkpoint): the French extractors read with a zh_CN
+twin (GNOME / MATE help, KDE handbooks), the zh_CN interface catalogues, the build script's three new files (the
+earlier three unchanged byte for byte) and the en-zh-more preset, on tiny fixtures with Chinese text."""
+
+from __future__ import annotations
+
+import bz2
+import importlib.util
+
+from test_real_corpus import _mo
+
+from transformer.corpus import chinese as C
+from transformer.corpus import real
+from transformer.layout import REPO_ROOT
+from transformer.training import PRESETS
+
+MALLARD = """<?xml version="1.0" encoding="utf-8"?>
+<page xmlns="http://projectmallard.org/1.0/" type="topic" id="t">
+  <info><desc>{d}</desc></info>
+  <title>{t}</title>
+  <p>{p}</p>
+</page>"""
+DOCBOOK = "<article><sect1><title>{t}</title><para>{p}</para></sect1></article>"
+
+
+def _write(root, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# ---------------------------------------------------------------- help pages with a zh_CN twin
+def test_gnome_help_pages_align_in_order_and_cut_chinese_sentences(tmp_path):
+    _write(
+        tmp_path,
+        f"{real.GNOME_EN}/mouse-doubleclick.page",
+        MALLARD.format(
+            d="Set the speed.", t="Adjust the double-click speed", p="Open the Activities overview. Click Mouse."
+        ),
+    )
+    _write(
+        tmp_path,
+        f"{C.GNOME_ZH}/mouse-doubleclick.page",
+        MALLARD.format(d="设置速度。", t="调整双击 速度", p="打开活动概览。点击鼠标。"),
+    )
+    _write(tmp_path, f"{real.GNOME_EN}/english-only.page", MALLARD.format(d="A.", t="B", p="C."))
+    pairs = C.extract_gnome_zh(tmp_path)
+    assert [(p.source, p.page, p.src, p.tgt) for p in pairs] == [
+        ("gnome", "mouse-doubleclick.page", "Adjust the double-click speed", "调整双击速度"),  # 双击 速度: one word
+        ("gnome", "mouse-doubleclick.page", "Open the Activities overview.", "打开活动概览。"),  # cut at 。
+        ("gnome", "mouse-doubleclick.page", "Click Mouse.", "点击鼠标。"),
+    ]
+
+
+def test_application_help_reads_the_zh_cn_twin_of_mallard_and_docbook(tmp_path):
+    pages = {
+        "eog/zoom.page": (
+            MALLARD.format(d="x", t="Zoom in", p="Press the plus key to zoom in."),
+            MALLARD.format(d="x", t="放大", p="按加号键放大。"),
+        ),
+        "mate-user-guide/gosbasic.xml": (
+            DOCBOOK.format(t="Basic skills", p="Click the menu. Drag the window."),
+            DOCBOOK.format(t="基本技能", p="点击菜单。拖动窗口。"),
+        ),
+        "gnome-help/files.page": (
+            MALLARD.format(d="x", t="Files", p="Open it."),
+            MALLARD.format(d="x", t="文件", p="打开。"),
+        ),
+    }
+    for rel, (en, zh) in pages.items():
+        _write(tmp_path, f"{real.HELP_EN}/{rel}", en)
+        _write(tmp_path, f"usr/share/help/zh_CN/{rel}", zh)
+        _write(tmp_path, f"{real.HELP_FR}/{rel}", en.replace("Zoom in", "Zoomer"))  # French is not read
+    pairs = C.extract_help_zh(tmp_path)
+    assert [(p.page, p.src, p.tgt) for p in pairs] == [
+        ("eog/zoom.page", "Zoom in", "放大"),
+        ("eog/zoom.page", "Press the plus key to zoom in.", "按加号键放大。"),
+        ("mate-user-guide/gosbasic.xml", "Basic skills", "基本技能"),
+        ("mate-user-guide/gosbasic.xml", "Click the menu.", "点击菜单。"),
+        ("mate-user-guide/gosbasic.xml", "Drag the window.", "拖动窗口。"),
+    ]
+    assert {p.source for p in pairs} == {"apps"}  # gnome-help is the "gnome" corpus
+    # the French default is unchanged: the same tree read for French gives the French twin
+    assert [p.tgt for p in real.extract_help(tmp_path)][:1] == ["Zoomer"]
+    assert C.extract_help_zh(tmp_path / "no-help-here") == []
+
+
+def test_kde_handbooks_read_the_zh_cn_cache(tmp_path):
+    def cache(pages: dict[str, str]) -> bytes:
+        return bz2.compress("".join(f'<FILENAME filename="{n}">{h}</FILENAME>' for n, h in pages.items()).encode())
+
+    for lang, p in (
+        (real.KDE_EN, "<p>Type the name of the file. Press Enter.</p>"),
+        ("usr/share/doc/HTML/zh_CN", "<p>输入文件名。按回车键。</p>"),
+    ):
+        (tmp_path / lang / "kfind").mkdir(parents=True)
+        (tmp_path / lang / "kfind" / "index.cache.bz2").write_bytes(cache({"using-kfind.html": p}))
+    assert [(p.source, p.page, p.src, p.tgt) for p in C.extract_kde_zh(tmp_path)] == [
+        ("kde", "kfind/using-kfind.html", "Type the name of the file.", "输入文件名。"),
+        ("kde", "kfind/using-kfind.html", "Press Enter.", "按回车键。"),
+    ]
+    assert list(real.extract_kde(tmp_path)) == []  # no French twin
+
+
+# ---------------------------------------------------------------- interface catalogues
+def test_interface_messages_lose_accelerators_labels_and_placeholders():
+    assert C.interface_pairs_zh("_Reuse the active window", "重用活动窗口(_R)") == [
+        ("Reuse the active window", "重用活动窗口")
+    ]
+    assert C.interface_pairs_zh("&Open the file", "打开文件（&O）") == [
+        ("Open the file", "打开文件")
+    ]  # KDE's &, full-width
+    assert C.interface_pairs_zh("menu\x04Save the image", "保存图像") == [
+        ("Save the image", "保存图像")
+    ]  # context dropped
+    assert C.interface_pairs_zh("User name", "用户名(_)") == [("User name", "用户名")]
+    assert C.interface_pairs_zh("Stop loading", "停止载入", min_words=3) == []  # a bare label
+    assert C.interface_pairs_zh("Could not open %s", "无法打开 %s") == []  # a format directive
+    assert C.interface_pairs_zh("Show the grid", "Show the grid") == []  # untranslated
+    assert C.interface_pairs_zh("Pause the game. Resume it later.", "暂停游戏。稍后继续。") == [
+        ("Pause the game.", "暂停游戏。"),
+        ("Resume it later.", "稍后继续。"),
+    ]
+
+
+def test_catalogues_of_a_package_are_read_by_file(tmp_path):
+    folder = tmp_path / C.CATALOGUES_ZH
+    folder.mkdir(parents=True)
+    (folder / "gedit.mo").write_bytes(
+        _mo({"_Save the document": "保存文档(_S)", "Cyan": "青色", "Replace all %d matches": "替换全部 %d 处"})
+    )
+    (folder / "gedit-plugins.mo").write_bytes(_mo({"Sort the selected lines": "对选中的行排序"}))
+    pairs = C.extract_catalogues_zh(tmp_path, "gedit-common")
+    assert [(p.source, p.page, p.src, p.tgt) for p in pairs] == [
+        ("ui", "gedit-common/gedit-plugins.mo", "Sort the selected lines", "对选中的行排序"),
+        ("ui", "gedit-common/gedit.mo", "Save the document", "保存文档"),
+    ]
+    assert [p.src for p in C.extract_catalogues_zh(tmp_path, "gedit-common", min_words=1)] == [
+        "Sort the selected lines",
+        "Cyan",
+        "Save the document",
+    ]
+
+
+# ---------------------------------------------------------------- the build script and the preset
+def test_the_build_adds_gnome_apps_ui_and_leaves_the_earlier_files_as_they_were(tmp_path):
+    spec = importlib.util.spec_from_file_location("build_zh_more", REPO_ROOT / "scripts" / "build_zh_corpus.py")
+    build_zh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_zh)
+    work = tmp_path / "work"
+    lo_en, lo_zh = (
+        work / "libreoffice-help-en-us" / real.LIBREOFFICE_EN,
+        work / "libreoffice-help-zh-cn" / C.LIBREOFFICE_ZH,
+    )
+    for i in range(30):
+        _write(lo_en, f"text/p{i}.html", f'<p id="par_id{i}">Click the button number {i} to open it.</p>')
+        _write(lo_zh, f"text/p{i}.html", f'<p id="par_id{i}">点击第{i}个按钮打开它。</p>')
+    _write(
+        work / "gimp-help-en" / real.GIMP_EN, "a.html", '<div id="s"><p>Select the layer you want to move.</p></div>'
+    )
+    _write(work / "gimp-help-zh-cn" / C.GIMP_ZH, "a.html", '<div id="s"><p>选择要移动的图层。</p></div>')
+    versions = {p: "1" for p in build_zh.PACKAGES}
+    before = tmp_path / "before"
+    build_zh.build(work, before, versions)
+    # now the new sources' packages: 30 GNOME pages, one application's help, two catalogues
+    for i in range(30):
+        _write(
+            work / "gnome-user-docs" / real.GNOME_EN,
+            f"p{i}.page",
+            MALLARD.format(d="x", t=f"Topic number {i}", p=f"Open the settings panel number {i} now."),
+        )
+        _write(
+            work / "gnome-user-docs" / C.GNOME_ZH,
+            f"p{i}.page",
+            MALLARD.format(d="x", t=f"第{i}个主题", p=f"现在打开第{i}个设置面板。"),
+        )
+    _write(
+        work / "eog" / real.HELP_EN,
+        "eog/zoom.page",
+        MALLARD.format(d="x", t="Zoom in", p="Press the plus key to zoom in."),
+    )
+    _write(work / "eog" / "usr/share/help/zh_CN", "eog/zoom.page", MALLARD.format(d="x", t="放大", p="按加号键放大。"))
+    (work / "eog" / C.CATALOGUES_ZH).mkdir(parents=True)
+    (work / "eog" / C.CATALOGUES_ZH / "eog.mo").write_bytes(
+        _mo({"Show the image gallery": "显示图片廊", "Select the layer you want to move.": "选择要移动的图层。"})
+    )
+    (work / "inkscape" / C.CATALOGUES_ZH).mkdir(parents=True)
+    held = next(i for i in range(30) if real.page_split("libreoffice", f"text/p{i}.html") != "train")
+    held_en = f"Click the button number {held} to open it."  # a held-out LibreOffice sentence: never trained on
+    (work / "inkscape" / C.CATALOGUES_ZH / "inkscape.mo").write_bytes(_mo({held_en: f"点击第{held}个按钮打开它。"}))
+    after = tmp_path / "after"
+    manifest = build_zh.build(work, after, versions)
+    for name in ("libreoffice.tsv.gz", "everyday.tsv.gz", "gimp.tsv.gz"):  # the en-zh checkpoint's files
+        assert (after / name).read_bytes() == (before / name).read_bytes()
+    build_zh.build(work, tmp_path / "again", versions)
+    assert all((after / n).read_bytes() == (tmp_path / "again" / n).read_bytes() for n in ("gnome.tsv.gz", "ui.tsv.gz"))
+    gnome = {s: real.read_pairs(after / "gnome.tsv.gz", s) for s in real.SPLITS}
+    for s, ps in gnome.items():  # whole pages, by the hash
+        assert all(real.page_split("gnome", p.page) == s for p in ps)
+    assert len(gnome["train"]) == 2 * len({p.page for p in gnome["train"]})  # a title and a sentence a page
+    assert all(C.sentence_like_zh(p.src, p.tgt) for s in ("dev", "test") for p in gnome[s])  # no bare titles
+    assert [(p.src, p.tgt) for p in real.read_pairs(after / "apps.tsv.gz")] == [
+        ("Zoom in", "放大"),
+        ("Press the plus key to zoom in.", "按加号键放大。"),
+    ]
+    ui = real.read_pairs(after / "ui.tsv.gz")
+    # training only; neither GIMP's English nor LibreOffice's held-out English is trained on
+    assert held_en in {p.src for s in ("dev", "test") for p in real.read_pairs(after / "libreoffice.tsv.gz", s)}
+    assert [(p.page, p.src) for p in ui] == [("eog/eog.mo", "Show the image gallery")]
+    assert manifest["files"]["ui.tsv.gz"]["by_split"] == {"train": 1, "dev": 0, "test": 0}
+    assert (
+        "gnome-user-docs" in manifest["packages"]
+        and manifest["files"]["gnome.tsv.gz"]["licence"] == C.LICENCES["gnome"]
+    )
+
+
+def test_en_zh_more_preset_adds_the_new_corpora_to_en_zh():
+    base, more = PRESETS["en-zh"], PRESETS["en-zh-more"]
+    assert base.real_data == ("zh/libreoffice", "zh/everyday")  # unchanged: checkpoints/en-zh was trained on it
+    assert more.real_data == (*base.real_data, "zh/gnome", "zh/apps", "zh/ui")
+    assert set(more.real_data) <= set(real.real_files())
+    assert {f.name: getattr(more, f.name) for f in base.__dataclass_fields__.values() if f.name != "real_data"} == {
+        f.name: getattr(base, f.name) for f in base.__dataclass_fields__.values() if f.name != "real_data"
+    }

@@ -145,6 +145,7 @@ def parse_links(text: str) -> frozenset[Link]:
 
 
 GOLD_FILE = Path(__file__).parent / "data" / "gold_alignments.tsv"
+SECOND_GOLD_FILE = Path(__file__).parent / "data" / "gold_alignments_second.tsv"  # a second annotator's pass
 
 
 @dataclass(frozen=True)
@@ -239,3 +240,80 @@ def gold_aer(
         raise ValueError("no gold sentence fits this model (length, or word pieces)")
     result = aer_per_layer(lambda i: cross_attention(model, *inputs[i]), items, progress)
     return AerReport(result, len(items), len(gold) - len(items))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Inter-annotator agreement of two gold sets over their common sentences (docs/alignment-gold.md).
+
+    second_vs_first: the second annotator's links (sure + possible) scored as predictions A against the
+    first's gold; first_vs_second the reverse. Sure-link precision/recall take the first's sure links
+    as the reference. Counts are links summed over the sentences; "links" = sure + possible (P).
+    """
+
+    sentences: int
+    second_vs_first: AerCounts
+    first_vs_second: AerCounts
+    sure_first: int
+    sure_second: int
+    sure_both: int
+    links_first: int
+    links_second: int
+    links_both: int  # in both P
+    sure_one_possible_other: int  # sure for one annotator, possible-only for the other
+    only_first: int  # in the first's P, not linked at all by the second
+    only_second: int  # in the second's P, not linked at all by the first
+    identical_sentences: int  # same sure and same possible links
+
+    @property
+    def aer_second_vs_first(self) -> float:
+        return self.second_vs_first.aer
+
+    @property
+    def aer_first_vs_second(self) -> float:
+        return self.first_vs_second.aer
+
+    @property
+    def sure_precision(self) -> float:
+        return float("nan") if self.sure_second == 0 else self.sure_both / self.sure_second
+
+    @property
+    def sure_recall(self) -> float:
+        return float("nan") if self.sure_first == 0 else self.sure_both / self.sure_first
+
+    @property
+    def sure_f1(self) -> float:
+        total = self.sure_first + self.sure_second
+        return float("nan") if total == 0 else 2 * self.sure_both / total
+
+
+def agreement(first: list[GoldSentence], second: list[GoldSentence]) -> Agreement:
+    """Agreement of two annotators over the ids both annotated; raises ValueError when none is common
+    or when a common id's sentences differ."""
+    by_id = {s.id: s for s in second}
+    pairs = [(a, by_id[a.id]) for a in first if a.id in by_id]
+    if not pairs:
+        raise ValueError("the two gold sets have no sentence id in common")
+    for a, b in pairs:
+        if (a.en, a.fr) != (b.en, b.fr):
+            raise ValueError(f"{a.id}: the two gold sets hold different sentences")
+    fwd, back = AerCounts(), AerCounts()
+    counts = np.zeros(10, dtype=int)
+    for a, b in pairs:
+        g1, g2 = a.gold, b.gold
+        fwd = fwd + aer_counts(g2.possible, g1)
+        back = back + aer_counts(g1.possible, g2)
+        only_possible_1, only_possible_2 = g1.possible - g1.sure, g2.possible - g2.sure
+        counts += [
+            len(g1.sure),
+            len(g2.sure),
+            len(g1.sure & g2.sure),
+            len(g1.possible),
+            len(g2.possible),
+            len(g1.possible & g2.possible),
+            len(g1.sure & only_possible_2) + len(g2.sure & only_possible_1),
+            len(g1.possible - g2.possible),
+            len(g2.possible - g1.possible),
+            g1 == g2,
+        ]
+    return Agreement(len(pairs), fwd, back, *(int(c) for c in counts))

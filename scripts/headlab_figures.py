@@ -30,7 +30,15 @@ from transformer.inspection.headlab import probe_set  # noqa: E402
 from transformer.inspection.heldout import heldout_pairs  # noqa: E402
 from transformer.inspection.importance import CURVE_KINDS, head_importance, pruning_curve  # noqa: E402
 from transformer.inspection.logit_lens import logit_lens  # noqa: E402
-from transformer.inspection.roles import Role, measure_roles, piece_frequency, role_rows, strongest  # noqa: E402
+from transformer.inspection.roles import (  # noqa: E402
+    ROLE_KINDS,
+    Role,
+    measure_roles,
+    piece_frequency,
+    role_rows,
+    strongest,
+)
+from transformer.inspection.syntax import Parser, parse_all  # noqa: E402
 from transformer.layout import DEFAULT_CHECKPOINT  # noqa: E402
 
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
@@ -125,7 +133,9 @@ def main() -> None:
     # roles
     held = heldout_pairs(card, args.roles)
     freq = piece_frequency(tok, card)
-    roles = measure_roles(model, tok, held.pairs, freq)
+    syntactic = Parser.available()
+    arcs = parse_all([src for src, _ in held.pairs]) if syntactic else None
+    roles = measure_roles(model, tok, held.pairs, freq, arcs=arcs)
     coref = {
         s.head: s.score
         for kind in (AttentionKind.ENCODER, AttentionKind.CROSS)
@@ -133,9 +143,13 @@ def main() -> None:
         if s.score >= 0.8
     }
     rows = role_rows(roles, coref)
-    lines = ["kind,layer,head,previous,next,rare,coreference,badges"]
+    lines = [
+        "kind,layer,head,previous,next,rare,coreference,syntactic_role,syntactic_accuracy,syntactic_baseline,badges"
+    ]
     for h, v in rows:
         cells = ["" if v[r] is None else f"{v[r]:.4f}" for r in ("previous", "next", "rare", "coreference")]
+        syn = v["syntactic"]
+        cells += ["", "", ""] if syn is None else [syn[0], f"{syn[1]:.4f}", f"{syn[2]:.4f}"]
         lines.append(",".join([h.kind.value, str(h.layer), str(h.head), *cells, v["badges"]]))
     (out / "roles.csv").write_text("\n".join(lines) + "\n")
     summary["roles"] = {
@@ -145,13 +159,20 @@ def main() -> None:
         "chance": {k.value: round(c, 4) for k, c in roles.chance.items()},
         "counts": {r.value: {k.value: n for k, n in roles.count(r, coref).items()} for r in Role},
         "strongest": {r: {"head": h.label, "share": round(s, 4)} for r, (h, s) in strongest(roles).items()},
+        "syntactic": {
+            "parser": "Link Grammar (Debian python3-link-grammar)" if syntactic else None,
+            "parsed": roles.parsed,
+            "arcs": roles.arcs,
+            "baseline": {r: round(b, 4) for r, b in roles.baseline.items()},
+        },
     }
     for kind in AttentionKind:
         s = roles.shares[kind]
-        best = np.nanmax(np.stack([s[r] for r in s]), axis=0)  # the strongest role's share per head
+        plain = [r for r in s if r in ROLE_KINDS[kind]]  # a syntactic accuracy reads against its baseline, not 1
+        best = np.nanmax(np.stack([s[r] for r in plain]), axis=0)  # the strongest role's share per head
         badges = roles.badges(kind, coref)
         text = np.vectorize(lambda v, b: f"{v:.2f} {b}".strip())(best, badges)
-        title = f"{kind.value}: share of rows of the head's strongest role ({', '.join(s)}); badges ← → R C"
+        title = f"{kind.value}: share of rows of the head's strongest role ({', '.join(plain)}); badges ← → R S C"
         (out / f"roles_{kind.value}.svg").write_text(svg_grid(best, text, title, vmax=1.0))
     print(f"roles: {time.time() - t0:.0f} s", flush=True)
 

@@ -41,13 +41,6 @@ PROBE_SENTENCES = 500
 MIN_CHRF_ZH = 40.0
 
 
-def score_zh(hyps: list[str], refs: list[str]) -> dict:
-    """BLEU with sacrebleu's Chinese tokenizer (each CJK character a token), chrF and the length ratio."""
-    from transformer.evaluate_real import score
-
-    return score(hyps, refs, target_lang="zh")
-
-
 def encoder_probe(model, tokenizer, n: int) -> dict:
     """The coreference probe's encoder rows (the "it" row and the cue's rows) on n held-out probe sentences."""
     from transformer.corpus import CorpusSpec, generate_test
@@ -83,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus.real import DATA_DIR, load_real
-    from transformer.evaluate_real import translate
+    from transformer.evaluate_real import score, translate
     from transformer.inspection.languages import target_word_groups
     from transformer.inspection.reorder import find_reorderings
     from transformer.inspection.training_data import real_data_entry
@@ -107,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = load_real(split, (corpus,))[: args.limit]
         t0 = time.perf_counter()
         hyps = translate(ckpt.model, ckpt.tokenizer, [s for s, _ in pairs], **search)
-        r = {"n_sentences": len(pairs), **score_zh(hyps, [t for _, t in pairs])}
+        r = {"n_sentences": len(pairs), **score(hyps, [t for _, t in pairs], target_lang="zh")}
         r["time_s"] = round(time.perf_counter() - t0, 1)
         r["examples"] = [{"source": s, "translation": h, "reference": t} for (s, t), h in list(zip(pairs, hyps))[:8]]
         report[name] = r

@@ -33,12 +33,12 @@ from transformer.inspection.logit_lens import logit_lens  # noqa: E402
 from transformer.inspection.roles import (  # noqa: E402
     ROLE_KINDS,
     Role,
-    measure_roles,
+    measure_all_roles,
     piece_frequency,
     role_rows,
     strongest,
 )
-from transformer.inspection.syntax import Parser, parse_all  # noqa: E402
+from transformer.inspection.syntax import Parser  # noqa: E402
 from transformer.layout import DEFAULT_CHECKPOINT  # noqa: E402
 
 FLAGSHIP = "The animal didn't cross the street because it was too tired."
@@ -134,8 +134,7 @@ def main() -> None:
     held = heldout_pairs(card, args.roles)
     freq = piece_frequency(tok, card)
     syntactic = Parser.available()
-    arcs = parse_all([src for src, _ in held.pairs]) if syntactic else None
-    roles = measure_roles(model, tok, held.pairs, freq, arcs=arcs)
+    roles = measure_all_roles(model, tok, held.pairs, freq)
     coref = {
         s.head: s.score
         for kind in (AttentionKind.ENCODER, AttentionKind.CROSS)

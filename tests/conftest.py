@@ -66,3 +66,16 @@ def trained_checkpoint(tmp_path_factory) -> Path:
     cfg = dataclasses.replace(PRESETS["tiny"], steps=60)
     Trainer(cfg, out).train()
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_marian_root(tmp_path_factory):
+    """A checkpoints root holding "tiny-marian": a tiny random Hugging Face Marian model, imported once."""
+    from marian_fixture import make_marian_folder
+
+    from transformer.cli import main
+
+    src = make_marian_folder(tmp_path_factory.mktemp("hf") / "tiny-marian")
+    root = tmp_path_factory.mktemp("root")
+    assert main(["import-marian", str(src), "--out", str(root / "tiny-marian")]) == 0
+    return root

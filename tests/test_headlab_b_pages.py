@@ -71,18 +71,6 @@ def test_the_gold_set_is_well_formed():
         assert g.gold.sure <= g.gold.possible
 
 
-@pytest.fixture(scope="module")
-def tiny_marian_root(tmp_path_factory):
-    from marian_fixture import make_marian_folder
-
-    from transformer.cli import main
-
-    src = make_marian_folder(tmp_path_factory.mktemp("hf") / "tiny-marian")
-    root = tmp_path_factory.mktemp("root")
-    assert main(["import-marian", str(src), "--out", str(root / "tiny-marian")]) == 0
-    return root
-
-
 def test_norms_and_aer_on_a_tiny_random_marian_import(tiny_marian_root):
     ckpt = load_checkpoint(tiny_marian_root / "tiny-marian")
     tok = ckpt.tokenizer

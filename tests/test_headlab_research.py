@@ -230,18 +230,6 @@ def test_the_research_tabs_render_on_the_default_model():
     assert "chrF" in node_text(at.get_by_key("hlab_finding"))
 
 
-@pytest.fixture(scope="module")
-def tiny_marian_root(tmp_path_factory):
-    from marian_fixture import make_marian_folder
-
-    from transformer.cli import main
-
-    src = make_marian_folder(tmp_path_factory.mktemp("hf") / "tiny-marian")
-    root = tmp_path_factory.mktemp("root")
-    assert main(["import-marian", str(src), "--out", str(root / "tiny-marian")]) == 0
-    return root
-
-
 @pytest.mark.slow
 def test_the_research_tabs_render_on_a_tiny_random_marian_import(tiny_marian_root, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tiny_marian_root))

@@ -28,12 +28,12 @@ from transformer.inspection.roles import (
     POSITIONAL_SHARE,
     RARE_RATIO,
     Role,
-    measure_roles,
+    measure_all_roles,
     piece_frequency,
     role_rows,
     strongest,
 )
-from transformer.inspection.syntax import INSTALL, SYNTACTIC_MARGIN, Parser, parse_all
+from transformer.inspection.syntax import INSTALL, SYNTACTIC_MARGIN, Parser
 
 from . import background, cache
 from .i18n import Translator
@@ -112,12 +112,6 @@ def coreference_heads(ckpt: Checkpoint) -> dict[HeadId, float]:
     return out
 
 
-def measure_roles_parsed(model, tokenizer, pairs, frequency, syntactic: bool, progress=None):
-    """measure_roles with the syntactic roles when the parser is installed (its parses made here, in the lane)."""
-    arcs = parse_all([src for src, _ in pairs]) if syntactic else None
-    return measure_roles(model, tokenizer, pairs, frequency, progress, arcs=arcs)
-
-
 def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> None:
     held = _heldout(ckpt, ROLE_SENTENCES)
     freq = cache.memo(piece_frequency, ckpt.tokenizer, ckpt.card)
@@ -134,8 +128,8 @@ def roles_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
     else:
         st.caption(tr("hlab.syntactic_missing", install=INSTALL))
     roles = computed(
-        measure_roles_parsed,
-        (ckpt.model, ckpt.tokenizer, held.pairs, freq, syntactic),
+        measure_all_roles,
+        (ckpt.model, ckpt.tokenizer, held.pairs, freq),
         len(held.pairs),
         tr("hlab.running_roles", n=len(held.pairs)),
         "hlab_roles_progress",

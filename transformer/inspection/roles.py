@@ -34,7 +34,7 @@ from ..model import Transformer
 from ..tokenizer import TokenizerBase
 from . import on_model_device
 from .heldout import batches, fitting
-from .syntax import SYNTACTIC_MARGIN, SYNTACTIC_ROLES, Arc, SyntaxCounts, piece_words
+from .syntax import SYNTACTIC_MARGIN, SYNTACTIC_ROLES, Arc, Parser, SyntaxCounts, parse_all, piece_words
 
 POSITIONAL_SHARE = 0.9
 RARE_RATIO = 2.0
@@ -310,6 +310,18 @@ def measure_roles(
             result.baseline[role] = syntax.baseline(role)
             result.arcs[role] = syntax.rows[role]
     return dataclasses.replace(result, parsed=len(parsed))
+
+
+def measure_all_roles(
+    model: Transformer,
+    tokenizer: TokenizerBase,
+    pairs,
+    frequency: PieceFrequency,
+    progress: Callable[[float], None] | None = None,
+) -> HeadRoles:
+    """measure_roles with the syntactic roles too where Link Grammar is installed (the sources parsed here)."""
+    arcs = parse_all([src for src, _ in pairs]) if Parser.available() else None
+    return measure_roles(model, tokenizer, pairs, frequency, progress, arcs=arcs)
 
 
 def _parsed_by_ids(

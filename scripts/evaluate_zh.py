@@ -8,7 +8,8 @@ Three held-out sets, none trained on (transformer/corpus/data/zh/): the LibreOff
 (zh/libreoffice test), the GIMP manual (zh/gimp, the out-of-source test) and the everyday test campaigns
 (zh/everyday test: Wesnoth's The South Guard and The Hammer of Thursagan; --splits adds dev, The Sceptre of
 Fire). Greedy decoding, as the app by default; --beam N uses the card's length penalty. --limit N scores the
-first N sentences of each set (a dry run).
+first N sentences of each set (a dry run). --dev scores only the dev pages of every Chinese corpus (BLEU and chrF):
+what picks between candidate runs (scripts/train_on_gpu.sh).
 
 Chinese has no il/elle, so only the encoder's half of the coreference probe applies: on the English side of
 the held-out probe sentences, does an encoder head's "it" row weigh the antecedent above every other noun
@@ -39,6 +40,8 @@ PROBE_SENTENCES = 500
 # a Chinese sentence's chrF runs lower than a French one's for as good a translation (character n-grams of a
 # script with thousands of characters): the bar for "translated well" is lower than French's 60
 MIN_CHRF_ZH = 40.0
+# the corpora with dev pages (zh/ui is training only, zh/gimp is never trained on)
+DEV_CORPORA = ("zh/libreoffice", "zh/everyday", "zh/gnome", "zh/apps")
 
 
 def encoder_probe(model, tokenizer, n: int) -> dict:
@@ -89,10 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--probe", type=int, default=PROBE_SENTENCES, help="probe sentences (0: no probe)")
     ap.add_argument("--min-chrf", type=float, default=MIN_CHRF_ZH, help="everyday examples: least sentence chrF")
     ap.add_argument("--write", action="store_true", help="merge the figures into card.json")
+    ap.add_argument("--dev", action="store_true", help="only BLEU on the dev pages (how candidates are compared)")
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ckpt = load_checkpoint(args.checkpoint)
     search = {"beam": args.beam, "alpha": ckpt.alpha} if args.beam > 1 else {}
+    if args.dev:  # every Chinese corpus's dev pages as one set: the rule that picks between candidate runs
+        pairs = load_real("dev", DEV_CORPORA)[: args.limit]
+        hyps = translate(ckpt.model, ckpt.tokenizer, [s for s, _ in pairs], **search)
+        print("zh_dev", json.dumps({"n_sentences": len(pairs), **score(hyps, [t for _, t in pairs], target_lang="zh")}))
+        return 0
     sets = {"held_out": ("zh/libreoffice", "test"), "gimp": ("zh/gimp", "test")}
     sets.update({f"everyday_{s}": ("zh/everyday", s) for s in args.splits.split(",") if s})
     report: dict = {"decoding": f"beam {args.beam}" if args.beam > 1 else "greedy", "bleu_tokenize": "zh"}

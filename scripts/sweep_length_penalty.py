@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformer.checkpoint import DECODING, load_checkpoint, update_card
     from transformer.corpus.real import load_real
     from transformer.evaluate_real import BEAM, score, translate
+    from transformer.inspection.languages import target_language
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     names = ckpt.card.get("train_config", {}).get("real_data") or []  # "ui" has no dev pages: it adds none
 
     def row(label: str, hyps: list[str], t0: float, **key: float) -> dict[str, float]:
-        f, wall = score(hyps, refs, target_lang=ckpt.card.get("target_lang", "fr")), time.perf_counter() - t0
+        f, wall = score(hyps, refs, target_lang=target_language(ckpt.card) or "fr"), time.perf_counter() - t0
         print(f"| {label} | {f['chrf']:.2f} | {f['bleu']:.2f} | {f['length_ratio']:.3f} | {wall:.0f} s |")
         return {**key, **f}
 

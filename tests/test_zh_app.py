@@ -97,3 +97,24 @@ def test_every_head_lab_tab_renders_and_the_probe_says_why_it_does_not_apply(zh_
         tab(at, "lab_tab", f"lab.tab.{t}")
         if t in ("probe", "ablation"):
             assert EN("zh.no_probe_set") in [i.value for i in at.info], t
+
+
+def test_the_length_penalty_sweep_scores_a_chinese_checkpoint_as_chinese(zh_root, monkeypatch, tmp_path):
+    """A freshly trained en-zh card holds no "target_lang" (evaluate_zh.py writes it later): the sweep reads the
+    language from the corpora the card names, as the app does, so its BLEU tokenizes Chinese from the start."""
+    import importlib.util
+    import shutil
+
+    import transformer.evaluate_real as evaluate_real
+    from transformer.checkpoint import load_checkpoint
+    from transformer.layout import REPO_ROOT
+
+    shutil.copytree(zh_root / "en-zh", tmp_path / "en-zh")
+    assert "target_lang" not in load_checkpoint(tmp_path / "en-zh").card
+    seen, real_score = [], evaluate_real.score
+    monkeypatch.setattr(evaluate_real, "score", lambda h, r, **kw: seen.append(kw) or real_score(h, r, **kw))
+    spec = importlib.util.spec_from_file_location("sweep", REPO_ROOT / "scripts" / "sweep_length_penalty.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(tmp_path / "en-zh"), "--limit", "3", "--alphas", "1.0", "2.0"]) == 0
+    assert len(seen) == 3 and all(kw == {"target_lang": "zh"} for kw in seen)  # greedy, then each α

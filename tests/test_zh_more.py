@@ -228,3 +228,8 @@ def test_en_zh_more_preset_adds_the_new_corpora_to_en_zh():
     # its rival in the same run: the first en-zh's weights and vocabularies continued on the same corpora
     cont = PRESETS["en-zh-continued"]
     assert cont.init_from == "checkpoints/en-zh" and cont.real_data == more.real_data
+    # and its CPU continuation: the shipped weights, the same corpora, CPU-sized batches, resumable every 100 steps
+    cpu = PRESETS["en-zh-cpu"]
+    assert cpu.init_from == "checkpoints/en-zh" and cpu.real_data == more.real_data
+    assert (cpu.batch_tokens, cpu.checkpoint_every, cpu.snapshot_steps) == (8000, 100, ())
+    assert cpu.time_limit_s > 0

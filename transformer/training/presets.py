@@ -163,17 +163,24 @@ EN_FR = dataclasses.replace(
 # peak 0.1 * 192^-0.5 * 400^-0.5 = 3.6e-4 at step 400, 1.3e-4 by 3,000. At most 90 minutes of loop; resumable
 # from last/ (every 100 steps: a stop costs at most a few minutes). It replaces checkpoints/en-fr only if it scores
 # the better chrF on the everyday dev campaign (docs/models.md).
-EN_FR_CONTINUED = dataclasses.replace(
-    EN_FR,
-    init_from="checkpoints/en-fr",
-    batch_tokens=8000,
-    steps=20000,
-    lr_factor=0.1,
-    warmup_steps=400,
-    snapshot_steps=(),
-    checkpoint_every=100,
-    time_limit_s=5400.0,
-)
+def continued_on_cpu(base: TrainConfig, init_from: str, lr_factor: float, time_limit_s: float) -> TrainConfig:
+    """A shipped checkpoint's weights continued on two CPU cores (when no GPU is lent): base's corpora and model,
+    8,000-token batches, a fresh Adam with a 400-step warm-up, no snapshot, last/ every 100 steps (a stop costs
+    at most a few minutes), ended by its time limit."""
+    return dataclasses.replace(
+        base,
+        init_from=init_from,
+        batch_tokens=8000,
+        steps=20000,
+        lr_factor=lr_factor,
+        warmup_steps=400,
+        snapshot_steps=(),
+        checkpoint_every=100,
+        time_limit_s=time_limit_s,
+    )
+
+
+EN_FR_CONTINUED = continued_on_cpu(EN_FR, "checkpoints/en-fr", lr_factor=0.1, time_limit_s=5400.0)
 
 # checkpoints/en-fr-scratch: the candidate against en-fr's continued training, measured in the same GPU run: the
 # same corpora and weights, from scratch, with a vocabulary of 8,000 pieces learnt on them (everyday words
@@ -253,16 +260,7 @@ EN_ZH_CONTINUED = dataclasses.replace(EN_ZH_MORE, init_from="checkpoints/en-zh",
 # corpora, 8,000-token batches, a fresh Adam whose warm-up peaks below where the GPU run stopped (1.0e-3):
 # 0.2 * 256^-0.5 * 400^-0.5 = 6.3e-4 at step 400, 3.1e-4 by 1,600. At most 40 minutes of loop; resumable from
 # last/ (every 100 steps). It replaces checkpoints/en-zh only if it scores the better BLEU on the dev pages.
-EN_ZH_CPU = dataclasses.replace(
-    EN_ZH_MORE,
-    init_from="checkpoints/en-zh",
-    batch_tokens=8000,
-    steps=20000,
-    lr_factor=0.2,
-    warmup_steps=400,
-    checkpoint_every=100,
-    time_limit_s=2400.0,
-)
+EN_ZH_CPU = continued_on_cpu(EN_ZH_MORE, "checkpoints/en-zh", lr_factor=0.2, time_limit_s=2400.0)
 
 PRESETS: dict[str, TrainConfig] = {
     # checkpoints/coref-en-fr, the default before real-coref.

@@ -29,7 +29,7 @@ done
 wait
 for p in "$@"; do
   tail -n 2 "$out/$p.log"
-  [ -f "$out/$p/model.safetensors" ] || continue  # stopped by the bound: only its last/ comes back
+  [ -f "$out/$p/model.safetensors" ] || continue  # stopped by the bound: nothing to round, score or pack
   python3 - "$out/$p/model.safetensors" <<'PY'
 import sys
 import torch
@@ -55,8 +55,9 @@ for p in "$@"; do
   case $p in
     en-fr*) key="everyday_dev" field="chrf" ;;
     en-zh*) key="zh_dev" field="bleu" ;;
-    *) keep+=("$p"); continue ;;
+    *) [ -f "$out/$p/model.safetensors" ] && keep+=("$p"); continue ;;
   esac
+  [ -f "$out/$p/model.safetensors" ] || continue
   c=$(python3 -c "import json,sys;print(json.loads(open(sys.argv[1]).read().split(sys.argv[2]+' ',1)[1].splitlines()[0])[sys.argv[3]])" \
       "$out/$p.dev.txt" "$key" "$field" 2>/dev/null || echo -2)
   echo "$p $key $field $c"
@@ -66,9 +67,7 @@ for p in "$@"; do
   esac
 done
 [ -n "$best" ] && keep+=("$best")
-for p in "${keep[@]}"; do  # a run stopped by the bound comes back as its last/
-  [ -f "$out/$p/model.safetensors" ] && rm -rf "$out/$p/last"
-done
 echo "packing: ${keep[*]}"
-(cd "$out" && tar cf - --exclude=.train.lock ./*.log ./*.txt "${keep[@]}") | split -b 15M -d - "$pack/pack.tar."
+# never last/: its optimizer state would not fit in what the device tool brings back
+(cd "$out" && tar cf - --exclude=last --exclude=.train.lock ./*.log ./*.txt "${keep[@]}") | split -b 15M -d - "$pack/pack.tar."
 ls -la "$pack"

@@ -157,12 +157,7 @@ EN_FR = dataclasses.replace(
     time_limit_s=240.0,  # the device tool runs a command for at most 10 minutes: data, training, scoring, packing
 )
 
-# en-fr's second session, on a CPU (no GPU was lent that day): en-fr's weights continued (init_from) on the same
-# corpora and mix, in 8,000-token batches (2.5 times fewer tokens a step than the GPU's, so more updates per token on
-# two cores); a fresh optimizer with a short, low warm-up that joins the lr where en-fr's run stopped (2.8-3.5e-4):
-# peak 0.1 * 192^-0.5 * 400^-0.5 = 3.6e-4 at step 400, 1.3e-4 by 3,000. At most 90 minutes of loop; resumable
-# from last/ (every 100 steps: a stop costs at most a few minutes). It replaces checkpoints/en-fr only if it scores
-# the better chrF on the everyday dev campaign (docs/models.md).
+
 def continued_on_cpu(base: TrainConfig, init_from: str, lr_factor: float, time_limit_s: float) -> TrainConfig:
     """A shipped checkpoint's weights continued on two CPU cores (when no GPU is lent): base's corpora and model,
     8,000-token batches, a fresh Adam with a 400-step warm-up, no snapshot, last/ every 100 steps (a stop costs
@@ -180,6 +175,12 @@ def continued_on_cpu(base: TrainConfig, init_from: str, lr_factor: float, time_l
     )
 
 
+# en-fr's second session, on a CPU (no GPU was lent that day): en-fr's weights continued (init_from) on the same
+# corpora and mix, in 8,000-token batches (2.5 times fewer tokens a step than the GPU's, so more updates per token on
+# two cores); a fresh optimizer with a short, low warm-up that joins the lr where en-fr's run stopped (2.8-3.5e-4):
+# peak 0.1 * 192^-0.5 * 400^-0.5 = 3.6e-4 at step 400, 1.3e-4 by 3,000. At most 90 minutes of loop; resumable
+# from last/ (every 100 steps: a stop costs at most a few minutes). It replaces checkpoints/en-fr only if it scores
+# the better chrF on the everyday dev campaign (docs/models.md).
 EN_FR_CONTINUED = continued_on_cpu(EN_FR, "checkpoints/en-fr", lr_factor=0.1, time_limit_s=5400.0)
 
 # checkpoints/en-fr-scratch: the candidate against en-fr's continued training, measured in the same GPU run: the

@@ -9,7 +9,10 @@ into its own folder (see transformer/corpus/everyday.py for what each source giv
 - ``everyday.tsv.gz``: Wesnoth's dialogue and narration (split by whole campaign: dev = The Sceptre of
   Fire, test = The South Guard + The Hammer of Thursagan) and GCompris's instructions (split by
   activity, by hash);
-- ``everyday_words.tsv.gz``: FreeDict word pairs (training only).
+- ``everyday_words.tsv.gz``: FreeDict word pairs (training only);
+- ``games.tsv.gz``: four more games' French catalogues (FreedroidRPG's dialogue, Widelands, Freeciv, Warzone
+  2100: transformer/corpus/everyday.py's GAME_CATALOGUES), split by whole Widelands scenario (dev =
+  scenario_atl01, test = scenario_emp04; the rest train). Built last, so that the first two rebuild as before.
 
 The package versions, counts and licences join ``transformer/corpus/data/MANIFEST.json`` (under
 "everyday"; the rest of the manifest is left as it is). The output is byte-for-byte reproducible for the
@@ -32,14 +35,15 @@ import debian_packages  # noqa: E402
 from transformer.corpus import everyday as E  # noqa: E402
 from transformer.corpus import real  # noqa: E402
 
-PACKAGES = (*E.WESNOTH_PACKAGES, "gcompris-qt-data", "dict-freedict-eng-fra")
+PACKAGES = (*E.WESNOTH_PACKAGES, "gcompris-qt-data", "dict-freedict-eng-fra", *E.GAME_CATALOGUES)
+BUILT_HERE = ("everyday", "games")  # the corpora this script writes (the others' English is what they exclude)
 
 
 def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
     """(training English, held-out English) of the committed manual corpora (gimp is all held out)."""
     train, heldout = set(), set()
     for name, path in _files(data).items():
-        if name.startswith("everyday"):
+        if name.startswith(BUILT_HERE):
             continue
         for split in real.SPLITS:
             pairs = real.read_pairs(path, split)
@@ -64,6 +68,14 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     every_heldout = other_heldout | {p.src for s in ("dev", "test") for p in splits[s]}
     words = [p for p in words if p.src not in every_heldout]
     real.write_pairs(out / "everyday_words.tsv.gz", [("train", p) for p in words])
+
+    # the games last: none of their training English is held out anywhere, none of their held-out English trained on
+    games = [p for name in E.GAME_CATALOGUES for p in E.extract_game(workdir / name, name)]
+    everyday_train = {p.src for p in splits["train"]} | {p.src for p in words}
+    game_splits = E.split_everyday(
+        games, exclude_train=every_heldout, exclude_heldout=other_train | everyday_train
+    )
+    real.write_pairs(out / "games.tsv.gz", [(s, p) for s in real.SPLITS for p in game_splits[s]])
 
     manifest_path = out / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
@@ -91,6 +103,20 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "use": "training only: one French word per English headword (the alternative found most often in the "
         "French of everyday.tsv.gz's training pairs whose English has the headword, then the most frequent)",
     }
+    sources = sorted({p.source for p in games})
+    manifest["files"]["games.tsv.gz"] = {
+        "aligned_pairs": len(games),
+        "aligned_pairs_by_source": {src: sum(p.source == src for p in games) for src in sources},
+        "unique_english": len({p.src for p in games}),
+        "by_split": {s: len(v) for s, v in game_splits.items()},
+        "by_source_and_split": {src: {s: sum(p.source == src for p in game_splits[s]) for s in real.SPLITS} for src in sources},
+        "pages_by_split": {s: len({(p.source, p.page) for p in v}) for s, v in game_splits.items()},
+        "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in game_splits.items()},
+        "pairs_by_catalogue": dict(sorted(Counter(f"{p.source}/{p.page}" for p in games).items())),
+        "licence": "; ".join(E.LICENCES[src] for src in sources),
+        "split": "Widelands by whole scenario (dev: scenario_atl01.wmf; test: scenario_emp04.wmf; the rest train); "
+        "FreedroidRPG, Freeciv and Warzone 2100 train only (no unit smaller than a catalogue)",
+    }
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {
         "packages": versions,
@@ -107,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         PACKAGES,
         build,
         real.DATA_DIR,
-        lambda m: {k: m["files"][k]["by_split"] for k in ("everyday.tsv.gz", "everyday_words.tsv.gz")},
+        lambda m: {k: m["files"][k]["by_split"] for k in ("everyday.tsv.gz", "everyday_words.tsv.gz", "games.tsv.gz")},
         argv,
     )
 

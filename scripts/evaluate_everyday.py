@@ -5,6 +5,8 @@
 
 The everyday dev split is Wesnoth's The Sceptre of Fire (plus a few GCompris activities), the test split The
 South Guard and The Hammer of Thursagan (transformer/corpus/everyday.py): whole campaigns the model never saw.
+--games adds the games corpus's held-out Widelands scenarios (games_dev: scenario_atl01, games_test:
+scenario_emp04) and both dev sets scored together ("dev_together", what en-fr-games is judged by).
 Greedy decoding (as the app by default); --beam N uses the card's length penalty. --limit N scores the first N
 sentences of each split (a dry run). --write merges {"everyday_eval": {...}} (greedy; with --beam,
 "everyday_eval_beam") into card.json, with "sample": the figures on the first 48 test sentences, which
@@ -28,12 +30,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus.real import load_real
-    from transformer.evaluate_real import SAMPLE, score_pairs
+    from transformer.evaluate_real import SAMPLE, score, score_pairs
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
     ap.add_argument("--splits", default="dev,test")
     ap.add_argument("--manuals", action="store_true", help="also the manuals' held-out test pages and GIMP")
+    ap.add_argument("--games", action="store_true", help="also the games corpus's held-out scenarios")
     ap.add_argument("--beam", type=int, default=1)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--write", action="store_true", help="merge the figures into card.json under 'everyday_eval'")
@@ -42,18 +45,26 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = load_checkpoint(args.checkpoint)
     search = {"beam": args.beam, "alpha": ckpt.alpha} if args.beam > 1 else {}
     sets = {f"everyday_{s}": ("everyday", s) for s in args.splits.split(",") if s}
+    if args.games:
+        sets.update({f"games_{s}": ("games", s) for s in args.splits.split(",") if s})
     if args.manuals:
         sets["manuals_test"] = (("libreoffice", "handbook"), "test")
         sets["gimp"] = ("gimp", "test")
     report: dict = {"decoding": f"beam {args.beam}" if args.beam > 1 else "greedy"}
+    hyps: dict[str, tuple[list[str], list[str]]] = {}  # name → (translations, references)
     for name, (corpus, split) in sets.items():
         names = corpus if isinstance(corpus, tuple) else (corpus,)
         pairs = load_real(split, names)[: args.limit]
         t0 = time.perf_counter()
-        r = score_pairs(ckpt.model, ckpt.tokenizer, pairs, **search)
+        r = score_pairs(ckpt.model, ckpt.tokenizer, pairs, **search, keep=True)
         r["time_s"] = round(time.perf_counter() - t0, 1)
+        hyps[name] = (r.pop("translations"), [t for _, t in pairs])
         report[name] = r
         print(name, json.dumps({k: r[k] for k in ("n_sentences", "bleu", "chrf", "length_ratio", "time_s")}))
+    if args.games and {"everyday_dev", "games_dev"} <= set(hyps):
+        both = [hyps["everyday_dev"][i] + hyps["games_dev"][i] for i in (0, 1)]
+        report["dev_together"] = {"n_sentences": len(both[0]), **score(*both)}
+        print("dev_together", json.dumps(report["dev_together"]))
     # the first SAMPLE test sentences, which tests/test_everyday_checkpoint.py re-measures
     sample = score_pairs(ckpt.model, ckpt.tokenizer, load_real("test", ("everyday",))[:SAMPLE], **search)
     report["sample"] = {k: sample[k] for k in ("n_sentences", "bleu", "chrf")}

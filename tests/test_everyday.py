@@ -73,6 +73,38 @@ def test_wesnoth_catalogues_give_pairs_named_by_campaign(tmp_path):
     ]
 
 
+# ---------------------------------------------------------------- the other games (.mo)
+def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_path):
+    header = {"": "Content-Type: text/plain; charset=UTF-8\n"}
+    source, locale, _ = E.GAME_CATALOGUES["freeciv-data"]
+    folder = tmp_path / "freeciv-data" / locale
+    folder.mkdir(parents=True)
+    (folder / "freeciv-core.mo").write_bytes(_mo({
+        **header,
+        "?plural:The workers are happy today.": "Les ouvriers sont heureux aujourd'hui.",
+        "Build a city near the river.": "Construisez une ville près de la rivière.",
+        "Your treasury holds %d gold.": "Votre trésor contient %d pièces d'or.",
+    }))
+    # nation names: not a catalogue freeciv is read for
+    (folder / "freeciv-nations.mo").write_bytes(_mo({**header, "The Ugandans are here.": "Les Ougandais sont là."}))
+    pairs = E.extract_game(tmp_path / "freeciv-data", "freeciv-data")
+    assert source == "freeciv" and pairs == [
+        RealPair("freeciv", "freeciv-core", "The workers are happy today.", "Les ouvriers sont heureux aujourd'hui."),
+        RealPair("freeciv", "freeciv-core", "Build a city near the river.", "Construisez une ville près de la rivière."),
+    ]  # msgid order: "?plural:…" sorts before "Build…"
+    # Widelands: every catalogue, each scenario a page; whole scenarios held out
+    _, locale, names = E.GAME_CATALOGUES["widelands-data"]
+    folder = tmp_path / "widelands-data" / locale
+    folder.mkdir(parents=True)
+    for page in ("scenario_atl01.wmf", "scenario_emp04.wmf", "scenario_bar01.wmf"):
+        (folder / f"{page}.mo").write_bytes(_mo({**header, f"We reached the coast in {page[9:12]}.": "Nous avons atteint la côte."}))
+    pairs = E.extract_game(tmp_path / "widelands-data", "widelands-data")
+    assert names is None and [p.page for p in pairs] == ["scenario_atl01.wmf", "scenario_bar01.wmf", "scenario_emp04.wmf"]
+    assert {p.page: E.everyday_split(p) for p in pairs} == {
+        "scenario_atl01.wmf": "dev", "scenario_bar01.wmf": "train", "scenario_emp04.wmf": "test"
+    }
+
+
 # ---------------------------------------------------------------- GCompris (.qm)
 def test_qm_catalogue_reads_context_source_and_translation(tmp_path):
     messages = [
@@ -215,6 +247,33 @@ def test_committed_everyday_corpus():
     assert entry["everyday"]["pairs"] == len(by["train"]) and entry["everyday_words"]["pairs"] == len(words)
     assert entry["everyday"]["packages"]["wesnoth-1.16-tsg"] == "1:1.16.9-1"
     assert entry["everyday_words"]["packages"] == {"dict-freedict-eng-fra": "2022.04.21-1"}
+
+
+def test_committed_games_corpus():
+    files = real.real_files()
+    every = real.read_pairs(files["games"])
+    by = {s: real.read_pairs(files["games"], s) for s in real.SPLITS}
+    assert len(by["train"]) > 20000 and len(by["dev"]) > 150 and len(by["test"]) > 200
+    assert {p.source for p in every} == {"freedroidrpg", "widelands", "freeciv", "warzone2100"}
+    assert {p.page for p in by["dev"]} == {"scenario_atl01.wmf"} and {p.page for p in by["test"]} == {"scenario_emp04.wmf"}
+    assert not [p for p in every if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
+    # no English shared between the games' held-out scenarios and any training text, nor the other way round
+    heldout = {p.src for s in ("dev", "test") for p in by[s]}
+    trained = {s for s, _ in real.load_real("train", ("libreoffice", "handbook", "gnome", "apps", "kde", "ui", "everyday", "everyday_words"))}
+    assert not heldout & (trained | {p.src for p in by["train"]})
+    everyday_heldout = {s for split in ("dev", "test") for s, _ in real.load_real(split, ("everyday",))}
+    gimp = {p.src for p in real.read_pairs(files["gimp"])}
+    assert not {p.src for p in by["train"]} & (everyday_heldout | gimp)
+    from transformer.inspection.training_data import real_data_entry
+
+    entry = real_data_entry(("games",), real.DATA_DIR / "MANIFEST.json")
+    assert entry["games"]["pairs"] == len(by["train"]) and entry["games"]["packages"]["widelands-data"] == "2:1.1-3"
+
+
+def test_en_fr_games_preset_adds_the_games_to_en_frs_corpora():
+    games, base = PRESETS["en-fr-games"], PRESETS["en-fr"]
+    assert games.init_from == "checkpoints/en-fr" and games.real_data == (*base.real_data, "games")
+    assert dict(games.real_repeat) == {"everyday": 4, "games": 2} and games.batch_tokens == 8000
 
 
 # ---------------------------------------------------------------- the en-fr preset's machinery

@@ -34,6 +34,15 @@ def test_evaluate_everyday_writes_chrf_and_bleu(tiny):
         assert report[split]["n_sentences"] == 4 and 0 <= report[split]["chrf"] <= 100 and "bleu" in report[split]
 
 
+def test_evaluate_everyday_scores_the_games_and_both_dev_sets_together(tiny):
+    assert _script("evaluate_everyday").main([str(tiny), "--splits", "dev", "--games", "--limit", "3", "--write"]) == 0
+    report = load_checkpoint(tiny).card["everyday_eval"]
+    assert report["everyday_dev"]["n_sentences"] == report["games_dev"]["n_sentences"] == 3
+    assert report["dev_together"]["n_sentences"] == 6 and "translations" not in report["games_dev"]
+    lo, hi = sorted((report["everyday_dev"]["chrf"], report["games_dev"]["chrf"]))
+    assert lo - 1 <= report["dev_together"]["chrf"] <= hi + 1  # one corpus-level figure over both sets
+
+
 def test_confidence_vs_chrf_correlates_and_writes(tiny, capsys):
     m = _script("confidence_vs_chrf")
     assert m.spearman([1.0, 2.0, 3.0, 4.0], [10.0, 20.0, 30.0, 45.0]) == pytest.approx(1.0)

@@ -91,15 +91,22 @@ def score(hyps: list[str], refs: list[str], *, target_lang: str = "fr") -> dict[
 
 
 def score_pairs(
-    model: Transformer, tokenizer: Tokenizer, pairs: list[tuple[str, str]], *, beam: int = 1, alpha: float = PAPER_ALPHA
+    model: Transformer,
+    tokenizer: Tokenizer,
+    pairs: list[tuple[str, str]],
+    *,
+    beam: int = 1,
+    alpha: float = PAPER_ALPHA,
+    keep: bool = False,
 ) -> dict[str, Any]:
     """BLEU and chrF of the model's translations (greedy, or beam search: see translate), and their length
-    ratio (hypothesis / reference characters)."""
+    ratio (hypothesis / reference characters); keep: every translation too, under "translations"."""
     hyps = translate(model, tokenizer, [s for s, _ in pairs], beam=beam, alpha=alpha)
     return {
         "n_sentences": len(pairs),
         **score(hyps, [t for _, t in pairs]),
         "examples": [{"source": s, "translation": h, "reference": t} for (s, t), h in list(zip(pairs, hyps))[:8]],
+        **({"translations": hyps} if keep else {}),
     }
 
 

@@ -63,6 +63,21 @@ WESNOTH_PACKAGES = (
 # Whole campaigns held out (the catalogue's name is the unit): The Sceptre of Fire for dev; The South Guard and
 # The Hammer of Thursagan for test
 HELD_OUT = {"wesnoth-sof": "dev", "wesnoth-tsg": "test", "wesnoth-thot": "test"}
+# Four more games' French catalogues (games.tsv.gz): package → (source, catalogue folder, the catalogues read).
+# FreedroidRPG's NPC dialogue is the most conversational text Debian ships; Widelands' scenarios and tribes'
+# encyclopedia; Freeciv's civilopedia and messages (not its nation names nor its ruleset editor); Warzone 2100's
+# campaign briefings and messages.
+GAME_CATALOGUES = {
+    "freedroidrpg-data": (
+        "freedroidrpg", "usr/share/locale/fr/LC_MESSAGES", ("freedroidrpg-dialogs", "freedroidrpg-data", "freedroidrpg")
+    ),
+    "widelands-data": ("widelands", "usr/share/games/widelands/data/locale/fr/LC_MESSAGES", None),
+    "freeciv-data": ("freeciv", "usr/share/locale/fr/LC_MESSAGES", ("freeciv-core",)),
+    "warzone2100-data": ("warzone2100", "usr/share/locale/fr/LC_MESSAGES", ("warzone2100",)),
+}
+# Whole Widelands scenarios held out (the catalogue is the unit; the other games have no smaller unit than a
+# catalogue, so they train only): the Atlanteans' first for dev, the Empire's fourth for test
+GAMES_HELD_OUT = {"scenario_atl01.wmf": "dev", "scenario_emp04.wmf": "test"}
 GCOMPRIS_QM = "usr/share/gcompris-qt/translations/gcompris_fr.qm"
 FREEDICT_INDEX = "usr/share/dictd/freedict-eng-fra.index"
 FREEDICT_DICT = "usr/share/dictd/freedict-eng-fra.dict.dz"
@@ -71,12 +86,17 @@ LICENCES = {
     "wesnoth": "GPL-2.0-or-later (Battle for Wesnoth 1.16, its campaigns' authors and the French translation team)",
     "gcompris": "GPL-3.0-or-later (GCompris, the KDE educational suite, its authors and French translators)",
     "freedict": "GPL-2.0-or-later (FreeDict English-French dictionary, its contributors)",
+    "freedroidrpg": "GPL-2.0-or-later (FreedroidRPG, its authors and French translators)",
+    "widelands": "GPL-2.0-or-later (Widelands, its authors and French translators)",
+    "freeciv": "GPL-2.0-or-later (Freeciv, its authors and French translators)",
+    "warzone2100": "GPL-2.0-or-later (Warzone 2100, its authors and French translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,
 # a Qt accelerator's "&&" or an @ (Wesnoth's @variable and addresses)
 UNSAFE = re.compile(r"%|[{}<>$\[\]\\@]|&\w*;?|https?:|www\.|\|")
 _CONTEXT = re.compile(r"^[\w .-]{1,40}\^")  # Wesnoth's "female^Sir" contexts
+_QUALIFIER = re.compile(r"^\?[\w .-]{1,40}:")  # Freeciv's "?plural:Ugandans" qualifiers
 _TYPOGRAPHY = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2026": "...", "\u2014": "—", "\u202f": " "}
 )
@@ -130,6 +150,23 @@ def extract_wesnoth(package_root: str | Path, locale: str = WESNOTH_LOCALE, pair
     for path in sorted(folder.glob("*.mo")):
         out.extend(catalogue_messages(path.read_bytes(), path.stem, "wesnoth", pairs))
     return out
+
+
+def extract_game(package_root: str | Path, package: str) -> list[RealPair]:
+    """The pairs of the French catalogues GAME_CATALOGUES names for one game package; the page is the
+    catalogue's name, the unit of the split."""
+    source, locale, names = GAME_CATALOGUES[package]
+    folder = Path(package_root) / locale
+    out = []
+    for path in sorted(folder.glob("*.mo")):
+        if names is None or path.stem in names:
+            out.extend(catalogue_messages(path.read_bytes(), path.stem, source, _unqualified_pairs))
+    return out
+
+
+def _unqualified_pairs(src: str, tgt: str) -> list[tuple[str, str]]:
+    """message_pairs of a message without a Freeciv qualifier ("?plural:", on either side)."""
+    return message_pairs(_QUALIFIER.sub("", src), _QUALIFIER.sub("", tgt))
 
 
 # ---------------------------------------------------------------- Qt .qm
@@ -328,11 +365,13 @@ def extract_freedict(package_root: str | Path, evidence: FrenchEvidence) -> list
 # ---------------------------------------------------------------- the split
 def everyday_split(p: RealPair) -> str:
     """train / dev / test of a pair: Wesnoth by campaign (HELD_OUT), GCompris by activity (a hash of its
-    context, as real.page_split), anything else training."""
+    context, as real.page_split), Widelands by scenario (GAMES_HELD_OUT), anything else training."""
     if p.source == "wesnoth":
         return HELD_OUT.get(p.page, "train")
     if p.source == "gcompris":
         return page_split(p.source, p.page)
+    if p.source == "widelands":
+        return GAMES_HELD_OUT.get(p.page, "train")
     return "train"
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus.everyday import WESNOTH_PACKAGES
+from ..corpus.everyday import GAME_CATALOGUES, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 
 
@@ -119,6 +119,7 @@ PACKAGES_OF = {
     "gimp": ("gimp-help-en", "gimp-help-fr"),
     "everyday": (*WESNOTH_PACKAGES, "gcompris-qt-data"),
     "everyday_words": ("dict-freedict-eng-fra",),
+    "games": tuple(GAME_CATALOGUES),
     # English → Chinese (data/zh/, scripts/build_zh_corpus.py)
     "zh/libreoffice": ("libreoffice-help-en-us", "libreoffice-help-zh-cn"),
     "zh/everyday": WESNOTH_PACKAGES,

@@ -82,6 +82,7 @@ def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_pat
     (folder / "freeciv-core.mo").write_bytes(_mo({
         **header,
         "?plural:The workers are happy today.": "Les ouvriers sont heureux aujourd'hui.",
+        "?food (population):The city grows quickly.": "La ville grandit vite.",
         "Build a city near the river.": "Construisez une ville près de la rivière.",
         "Your treasury holds %d gold.": "Votre trésor contient %d pièces d'or.",
     }))
@@ -89,6 +90,7 @@ def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_pat
     (folder / "freeciv-nations.mo").write_bytes(_mo({**header, "The Ugandans are here.": "Les Ougandais sont là."}))
     pairs = E.extract_game(tmp_path / "freeciv-data", "freeciv-data")
     assert source == "freeciv" and pairs == [
+        RealPair("freeciv", "freeciv-core", "The city grows quickly.", "La ville grandit vite."),
         RealPair("freeciv", "freeciv-core", "The workers are happy today.", "Les ouvriers sont heureux aujourd'hui."),
         RealPair("freeciv", "freeciv-core", "Build a city near the river.", "Construisez une ville près de la rivière."),
     ]  # msgid order: "?plural:…" sorts before "Build…"
@@ -257,6 +259,7 @@ def test_committed_games_corpus():
     assert {p.source for p in every} == {"freedroidrpg", "widelands", "freeciv", "warzone2100"}
     assert {p.page for p in by["dev"]} == {"scenario_atl01.wmf"} and {p.page for p in by["test"]} == {"scenario_emp04.wmf"}
     assert not [p for p in every if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
+    assert not [p for p in every if p.source == "freeciv" and p.src.startswith("?")]  # qualifiers removed
     # no English shared between the games' held-out scenarios and any training text, nor the other way round
     heldout = {p.src for s in ("dev", "test") for p in by[s]}
     trained = {s for s, _ in real.load_real("train", ("libreoffice", "handbook", "gnome", "apps", "kde", "ui", "everyday", "everyday_words"))}

@@ -96,7 +96,7 @@ LICENCES = {
 # a Qt accelerator's "&&" or an @ (Wesnoth's @variable and addresses)
 UNSAFE = re.compile(r"%|[{}<>$\[\]\\@]|&\w*;?|https?:|www\.|\|")
 _CONTEXT = re.compile(r"^[\w .-]{1,40}\^")  # Wesnoth's "female^Sir" contexts
-_QUALIFIER = re.compile(r"^\?[\w .-]{1,40}:")  # Freeciv's "?plural:Ugandans" qualifiers
+_QUALIFIER = re.compile(r"^\?[^:]{1,40}:")  # Freeciv's "?plural:Ugandans", "?food (population):Grow" qualifiers
 _TYPOGRAPHY = str.maketrans(
     {"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2026": "...", "\u2014": "—", "\u202f": " "}
 )

@@ -434,7 +434,7 @@ def test_mixed_training_set_vocabulary_counts_rare_words():
 
 
 def test_training_summary_from_a_card():
-    from transformer.inspection.training_data import Scores, real_data_entry, training_summary
+    from transformer.inspection.training_data import Scores, Session, real_data_entry, training_summary
 
     entry = real_data_entry(("libreoffice", "handbook"), real.DATA_DIR / "MANIFEST.json")
     assert entry["libreoffice"]["packages"] == {
@@ -453,6 +453,16 @@ def test_training_summary_from_a_card():
     }
     s = training_summary(card)
     assert (s.generated, s.variant_share, s.steps, s.minutes) == (40000, 0.4, 900, 60.0)
+    assert s.sessions == (Session("cpu", 60.0, 900),)  # a card without sessions: its one run
+    # a card continued in several sessions: the kept ones, each where it ran
+    sessions = [
+        {"kept": False, "device": "cuda", "minutes": 4.0, "steps": [0, 133]},
+        {"kept": True, "device": "cuda", "minutes": 4.0, "steps": [0, 3938]},
+        {"kept": True, "device": "cpu", "minutes": 90.0, "steps": [3938, 8410], "threads": 2},
+        {"kept": True, "device": "tpu", "minutes": 1.0, "steps": [8410, 8411]},  # unknown: skipped
+    ]
+    many = training_summary({**card, "sessions": sessions, "device": "cuda"})
+    assert many.sessions == (Session("cuda", 4.0, 3938), Session("cpu", 90.0, 4472, 2)) and many.minutes == 94.0
     assert s.real_pairs == entry["libreoffice"]["pairs"] + entry["handbook"]["pairs"] > 40000
     assert [r.name for r in s.real] == ["handbook", "libreoffice"]
     # not a real-text card, or a damaged one: nothing, or what can be read
@@ -467,5 +477,9 @@ def test_training_summary_from_a_card():
     beam = {"beam_size": 4, "alpha": 3.0, "real": {"chrf": 60.29}, "gimp": {"chrf": 45.02}}
     both = training_summary({**card, "real_coref": {**greedy, "beam": beam}}).scores
     assert both == Scores(58.62, 43.69, 60.29, 45.02, 4, 3.0)
+    everyday = {"everyday_eval": {"everyday_test": {"chrf": 45.47}}, "everyday_eval_beam": {"everyday_test": {"chrf": 47.92}}}
+    assert training_summary({**card, "real_coref": {**greedy, "beam": beam}, **everyday}).scores == Scores(
+        58.62, 43.69, 60.29, 45.02, 4, 3.0, 45.47, 47.92
+    )
     assert training_summary({**card, "real_coref": {"real": {"chrf": "high"}}}).scores is None
     assert training_summary({**card, "real_coref": {**greedy, "beam": {"real": 3}}}).scores == Scores(58.62, 43.69)

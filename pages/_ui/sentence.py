@@ -7,7 +7,7 @@ import streamlit as st
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.languages import target_language
-from transformer.inspection.training_data import training_summary
+from transformer.inspection.training_data import Session, training_summary
 from transformer.marian import is_imported
 from transformer.vocabulary import Vocabulary, for_card, words_of
 
@@ -106,7 +106,8 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         st.markdown(tr("zh.real" if zh else "realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
         if summary.generated or not zh:
             st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
-        st.markdown(tr("zh.held_out" if zh else "realdata.held_out"))
+        everyday = any(s.name in ("everyday", "games") for s in summary.real)
+        st.markdown(tr("zh.held_out" if zh else "realdata.held_out_everyday" if everyday else "realdata.held_out"))
         sc = summary.scores
         if sc is not None:
             st.markdown(tr("realdata.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
@@ -120,7 +121,19 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
                         gimp=f"{sc.beam_gimp:.1f}",
                     )
                 )
-        st.caption(tr("realdata.time", steps=f"{summary.steps:,}", minutes=summary.minutes))
+            if sc.everyday is not None:
+                beam = "–" if sc.beam_everyday is None else f"{sc.beam_everyday:.1f}"
+                st.markdown(tr("realdata.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
+        st.caption(tr("realdata.time", steps=f"{summary.steps:,}", sessions="; ".join(_session(x, tr) for x in summary.sessions)))
+
+
+def _session(s: Session, tr: Translator) -> str:
+    """Where one training session ran, and for how long."""
+    if s.device == "cuda":
+        return tr("realdata.on_gpu", minutes=s.minutes)
+    if s.threads:
+        return tr("realdata.on_cpu", minutes=s.minutes, threads=s.threads)
+    return tr("realdata.on_cpu_unknown", minutes=s.minutes)
 
 
 def view_context(subj: Subject, ckpt: Checkpoint, a: Analysis) -> Context:

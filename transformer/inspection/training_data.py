@@ -35,6 +35,18 @@ class Scores:
     beam_gimp: float | None = None
     beam_size: int = 0
     alpha: float = 0.0
+    everyday: float | None = None  # the everyday test campaigns (scripts/evaluate_everyday.py), when measured
+    beam_everyday: float | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    """One kept training session: where it ran, its minutes of training loop, its steps."""
+
+    device: str  # "cuda" | "cpu"
+    minutes: float
+    steps: int
+    threads: int = 0  # CPU threads, 0 when unknown
 
 
 @dataclass(frozen=True)
@@ -43,12 +55,16 @@ class TrainingSummary:
     generated: int  # generated coreference sentences
     variant_share: float  # of them, typed variants
     steps: int
-    minutes: float
+    sessions: tuple[Session, ...]
     scores: Scores | None = None
 
     @property
     def real_pairs(self) -> int:
         return sum(s.pairs for s in self.real)
+
+    @property
+    def minutes(self) -> float:
+        return sum(s.minutes for s in self.sessions)
 
 
 def _num(x: Any, kind: type = int) -> Any:
@@ -68,11 +84,32 @@ def scores_of(card: dict[str, Any]) -> Scores | None:
     held_out, gimp = _chrf(full.get("real")), _chrf(full.get("gimp"))
     if held_out is None or gimp is None:
         return None
+    everyday = [card.get(k) if isinstance(card.get(k), dict) else {} for k in ("everyday_eval", "everyday_eval_beam")]
+    everyday_chrf = {"everyday": _chrf(everyday[0].get("everyday_test")), "beam_everyday": _chrf(everyday[1].get("everyday_test"))}
     beam = full.get("beam") if isinstance(full.get("beam"), dict) else {}
     b_held_out, b_gimp = _chrf(beam.get("real")), _chrf(beam.get("gimp"))
     if b_held_out is None or b_gimp is None:
-        return Scores(held_out, gimp)
-    return Scores(held_out, gimp, b_held_out, b_gimp, _num(beam.get("beam_size")), _num(beam.get("alpha"), float))
+        return Scores(held_out, gimp, everyday=everyday_chrf["everyday"])
+    return Scores(
+        held_out, gimp, b_held_out, b_gimp, _num(beam.get("beam_size")), _num(beam.get("alpha"), float), **everyday_chrf
+    )
+
+
+def sessions_of(card: dict[str, Any]) -> tuple[Session, ...]:
+    """The kept sessions a card records (its "sessions": each with "device", "minutes" and "steps" [from, to]), or,
+    for a card without them, its one run (the card's device, threads, wall time and step)."""
+    out = []
+    for entry in card.get("sessions") or ():
+        steps = entry.get("steps") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not entry.get("kept") or entry.get("device") not in ("cuda", "cpu"):
+            continue
+        if not (isinstance(steps, list) and len(steps) == 2):
+            continue
+        out.append(Session(entry["device"], _num(entry.get("minutes"), float), _num(steps[1]) - _num(steps[0]), _num(entry.get("threads"))))
+    if out:
+        return tuple(out)
+    device = "cuda" if card.get("device") == "cuda" else "cpu"
+    return (Session(device, _num(card.get("wall_time_s"), float) / 60, _num(card.get("step")), _num(card.get("threads"))),)
 
 
 def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
@@ -103,7 +140,7 @@ def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
         _num(corpus.get("n_examples")),
         _num(corpus.get("variant_share"), float),
         _num(card.get("step")),
-        _num(card.get("wall_time_s"), float) / 60,
+        sessions_of(card),
         scores_of(card),
     )
 

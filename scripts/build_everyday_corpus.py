@@ -72,9 +72,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     # the games last: none of their training English is held out anywhere, none of their held-out English trained on
     games = [p for name in E.GAME_CATALOGUES for p in E.extract_game(workdir / name, name)]
     everyday_train = {p.src for p in splits["train"]} | {p.src for p in words}
-    game_splits = E.split_everyday(
-        games, exclude_train=every_heldout, exclude_heldout=other_train | everyday_train
-    )
+    game_splits = E.split_everyday(games, exclude_train=every_heldout, exclude_heldout=other_train | everyday_train)
     real.write_pairs(out / "games.tsv.gz", [(s, p) for s in real.SPLITS for p in game_splits[s]])
 
     manifest_path = out / "MANIFEST.json"
@@ -109,7 +107,9 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "aligned_pairs_by_source": {src: sum(p.source == src for p in games) for src in sources},
         "unique_english": len({p.src for p in games}),
         "by_split": {s: len(v) for s, v in game_splits.items()},
-        "by_source_and_split": {src: {s: sum(p.source == src for p in game_splits[s]) for s in real.SPLITS} for src in sources},
+        "by_source_and_split": {
+            src: {s: sum(p.source == src for p in game_splits[s]) for s in real.SPLITS} for src in sources
+        },
         "pages_by_split": {s: len({(p.source, p.page) for p in v}) for s, v in game_splits.items()},
         "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in game_splits.items()},
         "pairs_by_catalogue": dict(sorted(Counter(f"{p.source}/{p.page}" for p in games).items())),

@@ -79,31 +79,45 @@ def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_pat
     source, locale, _ = E.GAME_CATALOGUES["freeciv-data"]
     folder = tmp_path / "freeciv-data" / locale
     folder.mkdir(parents=True)
-    (folder / "freeciv-core.mo").write_bytes(_mo({
-        **header,
-        "?plural:The workers are happy today.": "Les ouvriers sont heureux aujourd'hui.",
-        "?food (population):The city grows quickly.": "La ville grandit vite.",
-        "Build a city near the river.": "Construisez une ville près de la rivière.",
-        "Your treasury holds %d gold.": "Votre trésor contient %d pièces d'or.",
-    }))
+    (folder / "freeciv-core.mo").write_bytes(
+        _mo(
+            {
+                **header,
+                "?plural:The workers are happy today.": "Les ouvriers sont heureux aujourd'hui.",
+                "?food (population):The city grows quickly.": "La ville grandit vite.",
+                "Build a city near the river.": "Construisez une ville près de la rivière.",
+                "Your treasury holds %d gold.": "Votre trésor contient %d pièces d'or.",
+            }
+        )
+    )
     # nation names: not a catalogue freeciv is read for
     (folder / "freeciv-nations.mo").write_bytes(_mo({**header, "The Ugandans are here.": "Les Ougandais sont là."}))
     pairs = E.extract_game(tmp_path / "freeciv-data", "freeciv-data")
     assert source == "freeciv" and pairs == [
         RealPair("freeciv", "freeciv-core", "The city grows quickly.", "La ville grandit vite."),
         RealPair("freeciv", "freeciv-core", "The workers are happy today.", "Les ouvriers sont heureux aujourd'hui."),
-        RealPair("freeciv", "freeciv-core", "Build a city near the river.", "Construisez une ville près de la rivière."),
+        RealPair(
+            "freeciv", "freeciv-core", "Build a city near the river.", "Construisez une ville près de la rivière."
+        ),
     ]  # msgid order: "?plural:…" sorts before "Build…"
     # Widelands: every catalogue, each scenario a page; whole scenarios held out
     _, locale, names = E.GAME_CATALOGUES["widelands-data"]
     folder = tmp_path / "widelands-data" / locale
     folder.mkdir(parents=True)
     for page in ("scenario_atl01.wmf", "scenario_emp04.wmf", "scenario_bar01.wmf"):
-        (folder / f"{page}.mo").write_bytes(_mo({**header, f"We reached the coast in {page[9:12]}.": "Nous avons atteint la côte."}))
+        (folder / f"{page}.mo").write_bytes(
+            _mo({**header, f"We reached the coast in {page[9:12]}.": "Nous avons atteint la côte."})
+        )
     pairs = E.extract_game(tmp_path / "widelands-data", "widelands-data")
-    assert names is None and [p.page for p in pairs] == ["scenario_atl01.wmf", "scenario_bar01.wmf", "scenario_emp04.wmf"]
+    assert names is None and [p.page for p in pairs] == [
+        "scenario_atl01.wmf",
+        "scenario_bar01.wmf",
+        "scenario_emp04.wmf",
+    ]
     assert {p.page: E.everyday_split(p) for p in pairs} == {
-        "scenario_atl01.wmf": "dev", "scenario_bar01.wmf": "train", "scenario_emp04.wmf": "test"
+        "scenario_atl01.wmf": "dev",
+        "scenario_bar01.wmf": "train",
+        "scenario_emp04.wmf": "test",
     }
 
 
@@ -257,12 +271,19 @@ def test_committed_games_corpus():
     by = {s: real.read_pairs(files["games"], s) for s in real.SPLITS}
     assert len(by["train"]) > 20000 and len(by["dev"]) > 150 and len(by["test"]) > 200
     assert {p.source for p in every} == {"freedroidrpg", "widelands", "freeciv", "warzone2100"}
-    assert {p.page for p in by["dev"]} == {"scenario_atl01.wmf"} and {p.page for p in by["test"]} == {"scenario_emp04.wmf"}
+    assert {p.page for p in by["dev"]} == {"scenario_atl01.wmf"} and {p.page for p in by["test"]} == {
+        "scenario_emp04.wmf"
+    }
     assert not [p for p in every if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
     assert not [p for p in every if p.source == "freeciv" and p.src.startswith("?")]  # qualifiers removed
     # no English shared between the games' held-out scenarios and any training text, nor the other way round
     heldout = {p.src for s in ("dev", "test") for p in by[s]}
-    trained = {s for s, _ in real.load_real("train", ("libreoffice", "handbook", "gnome", "apps", "kde", "ui", "everyday", "everyday_words"))}
+    trained = {
+        s
+        for s, _ in real.load_real(
+            "train", ("libreoffice", "handbook", "gnome", "apps", "kde", "ui", "everyday", "everyday_words")
+        )
+    }
     assert not heldout & (trained | {p.src for p in by["train"]})
     everyday_heldout = {s for split in ("dev", "test") for s, _ in real.load_real(split, ("everyday",))}
     gimp = {p.src for p in real.read_pairs(files["gimp"])}

@@ -93,7 +93,9 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
             assert EN("realdata.held_out") in body
         else:  # sessions on a GPU and on the CPU, each named; the everyday campaigns held out and scored
             kept = [x for x in card["sessions"] if x["kept"]]
-            assert captions.count(EN("realdata.on_gpu", minutes=5.0)) == sum(x == {**x, "device": "cuda", "minutes": 5.0} for x in kept)
+            assert captions.count(EN("realdata.on_gpu", minutes=5.0)) == sum(
+                x == {**x, "device": "cuda", "minutes": 5.0} for x in kept
+            )
             assert EN("realdata.on_cpu", minutes=90.0, threads=2) in captions
             assert EN("realdata.held_out_everyday") in body and EN("realdata.name_everyday") in body
             greedy, beam = (card[k]["everyday_test"]["chrf"] for k in ("everyday_eval", "everyday_eval_beam"))

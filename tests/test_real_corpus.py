@@ -477,7 +477,10 @@ def test_training_summary_from_a_card():
     beam = {"beam_size": 4, "alpha": 3.0, "real": {"chrf": 60.29}, "gimp": {"chrf": 45.02}}
     both = training_summary({**card, "real_coref": {**greedy, "beam": beam}}).scores
     assert both == Scores(58.62, 43.69, 60.29, 45.02, 4, 3.0)
-    everyday = {"everyday_eval": {"everyday_test": {"chrf": 45.47}}, "everyday_eval_beam": {"everyday_test": {"chrf": 47.92}}}
+    everyday = {
+        "everyday_eval": {"everyday_test": {"chrf": 45.47}},
+        "everyday_eval_beam": {"everyday_test": {"chrf": 47.92}},
+    }
     assert training_summary({**card, "real_coref": {**greedy, "beam": beam}, **everyday}).scores == Scores(
         58.62, 43.69, 60.29, 45.02, 4, 3.0, 45.47, 47.92
     )

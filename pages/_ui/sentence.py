@@ -90,7 +90,7 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
     if summary is None:
         return
     with st.expander(tr("realdata.trained_on"), expanded=False):
-        sources = "; ".join(
+        sources = tr("realdata.list_sep").join(
             tr(
                 "realdata.source",
                 name=tr(_name_key(s.name)) if tr.has(_name_key(s.name)) else s.name,
@@ -106,8 +106,9 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         st.markdown(tr("zh.real" if zh else "realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
         if summary.generated or not zh:
             st.markdown(tr("realdata.generated", n=f"{summary.generated:,}", variants=summary.variant_share))
-        everyday = any(s.name in ("everyday", "games") for s in summary.real)
-        st.markdown(tr("zh.held_out" if zh else "realdata.held_out_everyday" if everyday else "realdata.held_out"))
+        names = {s.name for s in summary.real}
+        held_out = "games" if "games" in names else "everyday" if "everyday" in names else ""
+        st.markdown(tr("zh.held_out" if zh else f"realdata.held_out_{held_out}" if held_out else "realdata.held_out"))
         sc = summary.scores
         if sc is not None:
             st.markdown(tr("realdata.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
@@ -124,7 +125,13 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
             if sc.everyday is not None:
                 beam = "–" if sc.beam_everyday is None else f"{sc.beam_everyday:.1f}"
                 st.markdown(tr("realdata.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
-        st.caption(tr("realdata.time", steps=f"{summary.steps:,}", sessions="; ".join(_session(x, tr) for x in summary.sessions)))
+        st.caption(
+            tr(
+                "realdata.time",
+                steps=f"{summary.steps:,}",
+                sessions=tr("realdata.list_sep").join(_session(x, tr) for x in summary.sessions),
+            )
+        )
 
 
 def _session(s: Session, tr: Translator) -> str:

@@ -85,7 +85,10 @@ def scores_of(card: dict[str, Any]) -> Scores | None:
     if held_out is None or gimp is None:
         return None
     everyday = [card.get(k) if isinstance(card.get(k), dict) else {} for k in ("everyday_eval", "everyday_eval_beam")]
-    everyday_chrf = {"everyday": _chrf(everyday[0].get("everyday_test")), "beam_everyday": _chrf(everyday[1].get("everyday_test"))}
+    everyday_chrf = {
+        "everyday": _chrf(everyday[0].get("everyday_test")),
+        "beam_everyday": _chrf(everyday[1].get("everyday_test")),
+    }
     beam = full.get("beam") if isinstance(full.get("beam"), dict) else {}
     b_held_out, b_gimp = _chrf(beam.get("real")), _chrf(beam.get("gimp"))
     if b_held_out is None or b_gimp is None:
@@ -105,11 +108,20 @@ def sessions_of(card: dict[str, Any]) -> tuple[Session, ...]:
             continue
         if not (isinstance(steps, list) and len(steps) == 2):
             continue
-        out.append(Session(entry["device"], _num(entry.get("minutes"), float), _num(steps[1]) - _num(steps[0]), _num(entry.get("threads"))))
+        out.append(
+            Session(
+                entry["device"],
+                _num(entry.get("minutes"), float),
+                _num(steps[1]) - _num(steps[0]),
+                _num(entry.get("threads")),
+            )
+        )
     if out:
         return tuple(out)
     device = "cuda" if card.get("device") == "cuda" else "cpu"
-    return (Session(device, _num(card.get("wall_time_s"), float) / 60, _num(card.get("step")), _num(card.get("threads"))),)
+    return (
+        Session(device, _num(card.get("wall_time_s"), float) / 60, _num(card.get("step")), _num(card.get("threads"))),
+    )
 
 
 def training_summary(card: dict[str, Any]) -> TrainingSummary | None:

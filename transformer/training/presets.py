@@ -266,12 +266,13 @@ EN_ZH_CPU = continued_on_cpu(EN_ZH_MORE, "checkpoints/en-zh", lr_factor=0.2, tim
 
 # en-fr's fourth session, on the CPU (no GPU lent that day): en-fr's weights continued (init_from) with four more
 # games' French catalogues (games.tsv.gz: FreedroidRPG's dialogue, Widelands, Freeciv, Warzone 2100, twice an epoch;
-# the run read its first build, commit 0bbe05e: 24,497 training pairs, before ten Freeciv labels whose qualifier
-# holds a parenthesis were cut right, 24,507 since) beside everything en-fr-gpu read (the everyday text four times
-# an epoch). A fresh optimizer: peak 0.15 * 192^-0.5 * 400^-0.5 = 5.4e-4 at step 400. At most 75 minutes of loop;
-# resumable from last/ (every 100 steps). Set before the run: it replaces checkpoints/en-fr only if it scores the better chrF on both everyday dev
-# sets together (Wesnoth's The Sceptre of Fire with GCompris's, and Widelands' scenario_atl01: 623 sentences;
-# scripts/evaluate_everyday.py --splits dev --games; en-fr: 45.09) and still meets the manuals' goals.
+# the run read its first build, commit 0bbe05e: 24,497 training pairs, before ten Freeciv labels whose qualifier holds
+# a parenthesis were cut right, 24,507 since) beside everything en-fr-gpu read (the everyday text four times an
+# epoch). A fresh optimizer: peak 0.15 * 192^-0.5 * 400^-0.5 = 5.4e-4 at step 400. At most 75 minutes of loop;
+# resumable from last/ (every 100 steps). Set before the run: it replaces checkpoints/en-fr only if it scores the
+# better chrF on both everyday dev sets together (Wesnoth's The Sceptre of Fire with GCompris's, and Widelands'
+# scenario_atl01: 623 sentences; scripts/evaluate_everyday.py --splits dev --games; en-fr: 45.09) and still meets the
+# manuals' goals.
 EN_FR_GAMES = dataclasses.replace(
     continued_on_cpu(EN_FR, "checkpoints/en-fr", lr_factor=0.15, time_limit_s=4500.0),
     real_data=(*EN_FR.real_data, "games"),

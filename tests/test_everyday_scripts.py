@@ -61,3 +61,48 @@ def test_everyday_examples_writes_what_pick_chose(tiny):
     assert _script("everyday_examples").main([str(tiny), "--n", "2", "--min-chrf", "0", "--write"]) == 0
     examples = load_checkpoint(tiny).card["everyday_examples"]
     assert len(examples) == 2 and all({"source", "translation", "reference", "chrf"} <= set(e) for e in examples)
+
+
+def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp_path):
+    """A run started from the checkpoint becomes its next session: float16 weights, the chain and the steps counted
+    on, its metrics marked, no figure of the old weights kept; a run from elsewhere is refused."""
+    import json
+
+    import torch
+    from safetensors.torch import load_file
+
+    old = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
+    old_rows = (tiny / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    run = tmp_path / "run"
+    shutil.copytree(tiny, run, ignore=shutil.ignore_patterns("snapshots"))
+    run_card = {k: v for k, v in old.items() if k in ("train_config", "device", "threads", "vocabulary")}
+    run_card.update(step=7, init_from={"name": "tiny", "path": str(tiny), "step": old["step"]})
+    (run / "card.json").write_text(json.dumps(run_card), encoding="utf-8")
+    (run / "metrics.jsonl").write_text('{"step": 5, "loss": 1.0}\n{"step": 7, "loss": 0.9}\n', encoding="utf-8")
+    weights = load_file(run / "model.safetensors")
+    old["real_coref"] = {"real": {"chrf": 99.0}}  # a figure of the old weights
+    (tiny / "card.json").write_text(json.dumps(old), encoding="utf-8")
+
+    m = _script("add_session")
+    session = {"command": "python -m transformer train --preset tiny", "device": "cpu", "minutes": 1.0}
+    assert m.main([str(run), str(tiny), "--session", json.dumps(session)]) == 0
+    card = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
+    first = old["step"]
+    assert card["step"] == first + 7 and card["session_steps"] == [first, 7]
+    assert card["sessions"][1] == {"kept": True, "steps": [first, first + 7], **session}
+    assert card["sessions"][0]["steps"] == [0, first] and card["sessions"][0]["device"] == old.get("device")
+    assert card["init_from"]["step"] == first and card["init_from"]["init_from"] is None
+    assert "real_coref" not in card and card["weights_dtype"] == "float16"
+    half = load_file(tiny / "model.safetensors")
+    assert all(v.dtype == torch.float16 for v in half.values() if v.is_floating_point())
+    assert all(torch.equal(half[k], weights[k].half()) for k in weights if weights[k].is_floating_point())
+    rows = (tiny / "metrics.jsonl").read_text(encoding="utf-8").splitlines()
+    assert rows[: len(old_rows)] == old_rows
+    assert [json.loads(r) for r in rows[len(old_rows) :]] == [
+        {"step": first + 5, "loss": 1.0, "session": 2},
+        {"step": first + 7, "loss": 0.9, "session": 2},
+    ]
+    assert load_checkpoint(tiny).card["step"] == first + 7  # the app still loads it
+    # the same run again: it no longer starts from the checkpoint's weights
+    with pytest.raises(SystemExit, match="did not start from"):
+        m.main([str(run), str(tiny)])

@@ -1,0 +1,89 @@
+"""Make a continuation run a shipped checkpoint's next session (its weights, card and curves), by the card's rules.
+
+    python3 scripts/add_session.py RUN checkpoints/en-fr --session '{"date": "2026-12-04", "ran": "20:48-22:03 UTC",
+        "device": "cpu", "minutes": 75, "threads": 2, "machine": "...", "why": "..."}'
+
+RUN is what ``python -m transformer train --preset P --out RUN`` wrote from ``init_from: CHECKPOINT``; it must have
+started from the checkpoint's current weights (its card's init_from names the checkpoint and its step). Then:
+
+- the weights are rounded to float16 into CHECKPOINT/model.safetensors (every shipped session's are; every figure
+  is measured on them afterwards);
+- card.json becomes RUN's (what the trainer recorded) with the chain kept: ``init_from`` nests the checkpoint's
+  own, ``step`` counts on from it, ``session_steps`` and ``sessions`` gain this session (``kept``, ``steps`` [from,
+  to], and what --session says: the command, where and when it ran, why it ended). No measurement of the old
+  weights is carried over: the evaluation scripts' --write put each back, measured on the new weights
+  (checkpoints/en-fr/README.md lists them);
+- metrics.jsonl gains RUN's rows, their steps counted on and marked ``"session": n``;
+- the tokenizer and config must be the checkpoint's own (a continuation never changes them); snapshots and
+  README.md stay as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def add_session(run: Path, target: Path, session: dict) -> dict:
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from transformer.checkpoint import _write_json, read_json
+
+    old, new = read_json(target / "card.json"), read_json(run / "card.json")
+    start = new.get("init_from") or {}
+    if Path(str(start.get("path", ""))).name != target.name or start.get("step") != old["step"]:
+        raise SystemExit(f"{run} did not start from {target}'s current weights (its init_from: {start})")
+    for name in ("tokenizer.model", "config.json"):
+        if (run / name).read_bytes() != (target / name).read_bytes():
+            raise SystemExit(f"{run}/{name} differs from {target}'s: not a continuation")
+    first = old["step"]
+    # a card of one run has no sessions yet: that run is the first
+    one_run = {
+        "kept": True,
+        "steps": [0, first],
+        "device": old.get("device"),
+        "minutes": old.get("wall_time_s", 0) / 60,
+    }
+    before = old.get("sessions") or [{**one_run, "threads": old.get("threads"), "command": old.get("command")}]
+    steps = old.get("session_steps") or [first]
+    n = len(steps) + 1
+    state = load_file(run / "model.safetensors")
+    half = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()}
+    save_file(half, target / "model.safetensors")
+    entry = {"kept": True, "steps": [first, first + new["step"]], **session}
+    card = {
+        **new,
+        "init_from": {**start, "init_from": old.get("init_from")},
+        "step": first + new["step"],
+        "session_steps": [*steps, new["step"]],
+        "sessions": [*before, entry],
+        "weights_dtype": "float16",
+    }
+    _write_json(target / "card.json", card)
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    with (target / "metrics.jsonl").open("a", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps({**row, "step": first + row["step"], "session": n}) + "\n")
+    return card
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run", type=Path)
+    ap.add_argument("checkpoint", type=Path)
+    ap.add_argument("--session", default="{}", help="JSON: command, date, ran, device, minutes, threads, machine, why")
+    args = ap.parse_args(argv)
+    session = json.loads(args.session)
+    card = add_session(args.run, args.checkpoint, session)
+    print(f"{args.checkpoint}: step {card['step']}, session steps {card['session_steps']}, from {args.run}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

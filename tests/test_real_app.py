@@ -102,6 +102,28 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
             assert EN("realdata.scores_everyday", greedy=f"{greedy:.1f}", beam=f"{beam:.1f}") in body
 
 
+def test_the_chinese_model_shows_its_bleu_on_text_it_never_saw(monkeypatch):
+    """en-zh's short card gives the BLEU its goals are set in (evaluate_zh.py's figures), greedy and beam, and its
+    one GPU session; in the Chinese interface too."""
+    from pages._ui.i18n import Translator
+
+    ZH = Translator("zh")
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(SHIPPED_ROOT))
+    card = json.loads((SHIPPED_ROOT / "en-zh" / "card.json").read_text(encoding="utf-8"))
+    greedy, beam = card["zh_eval"], card["zh_eval_beam"]
+    for tr, lang in ((EN, "en"), (ZH, "zh")):
+        at = run(app(checkpoint="en-zh", text="The cat is sleeping on the sofa.", lang=lang))
+        assert not at.exception
+        body = " ".join(m.value for m in at.markdown)
+        bleu = {k: f"{greedy[k]['bleu']:.1f}" for k in ("held_out", "gimp")}
+        assert tr("zh.scores", **bleu) in body and tr("zh.held_out") in body
+        shown = {k: f"{beam[k]['bleu']:.1f}" for k in ("held_out", "gimp")}
+        assert tr("zh.scores_beam", beam=4, alpha=f"{card['decoding']['alpha']:g}", **shown) in body
+        every = {"greedy": f"{greedy['everyday_test']['bleu']:.1f}", "beam": f"{beam['everyday_test']['bleu']:.1f}"}
+        assert tr("zh.scores_everyday", **every) in body
+        assert tr("realdata.on_gpu", minutes=5.0) in " ".join(c.value for c in at.caption)
+
+
 def test_the_beam_slider_searches_with_the_length_penalty_the_card_chose():
     """real-kde-align's card chose α on its dev pages (scripts/sweep_length_penalty.py --write); at beam 4 the app
     translates with it (here a dev sentence whose translation α changes), and the slider's help says so."""

@@ -7,7 +7,7 @@ import streamlit as st
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
 from transformer.inspection.languages import target_language
-from transformer.inspection.training_data import Session, training_summary
+from transformer.inspection.training_data import Scores, Session, training_summary, zh_scores_of
 from transformer.marian import is_imported
 from transformer.vocabulary import Vocabulary, for_card, words_of
 
@@ -109,8 +109,10 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         names = {s.name for s in summary.real}
         held_out = "games" if "games" in names else "everyday" if "everyday" in names else ""
         st.markdown(tr("zh.held_out" if zh else f"realdata.held_out_{held_out}" if held_out else "realdata.held_out"))
-        sc = summary.scores
-        if sc is not None:
+        sc = zh_scores_of(ckpt.card) if zh else summary.scores
+        if zh and sc is not None:
+            _zh_scores(sc, tr)
+        elif sc is not None:
             st.markdown(tr("realdata.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
             if sc.beam_held_out is not None:
                 st.markdown(
@@ -132,6 +134,17 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
                 sessions=tr("realdata.list_sep").join(_session(x, tr) for x in summary.sessions),
             )
         )
+
+
+def _zh_scores(sc: Scores, tr: Translator) -> None:
+    """An English → Chinese model's BLEU on text it never saw, greedy and under its beam search."""
+    st.markdown(tr("zh.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
+    if sc.beam_held_out is not None:
+        beam = dict(beam=sc.beam_size, alpha=f"{sc.alpha:g}", held_out=f"{sc.beam_held_out:.1f}")
+        st.markdown(tr("zh.scores_beam", **beam, gimp=f"{sc.beam_gimp:.1f}"))
+    if sc.everyday is not None:
+        beam = "–" if sc.beam_everyday is None else f"{sc.beam_everyday:.1f}"
+        st.markdown(tr("zh.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
 
 
 def _session(s: Session, tr: Translator) -> str:

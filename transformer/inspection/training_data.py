@@ -98,6 +98,34 @@ def scores_of(card: dict[str, Any]) -> Scores | None:
     )
 
 
+def _bleu(part: Any) -> float | None:
+    value = part.get("bleu") if isinstance(part, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def zh_scores_of(card: dict[str, Any]) -> Scores | None:
+    """An English → Chinese card's BLEU (sacrebleu's Chinese tokenizer; scripts/evaluate_zh.py --write) on the
+    held-out pages, GIMP and the everyday test campaigns, greedy and under its beam search; None when unmeasured."""
+    greedy, beam = (card.get(k) if isinstance(card.get(k), dict) else {} for k in ("zh_eval", "zh_eval_beam"))
+    held_out, gimp = _bleu(greedy.get("held_out")), _bleu(greedy.get("gimp"))
+    if held_out is None or gimp is None:
+        return None
+    decoding = card.get("decoding") if isinstance(card.get("decoding"), dict) else {}
+    b_held_out, b_gimp = _bleu(beam.get("held_out")), _bleu(beam.get("gimp"))
+    if b_held_out is None or b_gimp is None:
+        return Scores(held_out, gimp, everyday=_bleu(greedy.get("everyday_test")))
+    return Scores(
+        held_out,
+        gimp,
+        b_held_out,
+        b_gimp,
+        _num(decoding.get("beam_size")),
+        _num(decoding.get("alpha"), float),
+        _bleu(greedy.get("everyday_test")),
+        _bleu(beam.get("everyday_test")),
+    )
+
+
 def sessions_of(card: dict[str, Any]) -> tuple[Session, ...]:
     """The kept sessions a card records (its "sessions": each with "device", "minutes" and "steps" [from, to]), or,
     for a card without them, its one run (the card's device, threads, wall time and step)."""

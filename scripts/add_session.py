@@ -64,6 +64,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
         "session_steps": [*steps, new["step"]],
         "sessions": [*before, entry],
         "weights_dtype": "float16",
+        **({"command": session["command"]} if "command" in session else {}),  # what trained the current weights
     }
     _write_json(target / "card.json", card)
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]

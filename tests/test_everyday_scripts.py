@@ -92,7 +92,7 @@ def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp
     assert card["sessions"][1] == {"kept": True, "steps": [first, first + 7], **session}
     assert card["sessions"][0]["steps"] == [0, first] and card["sessions"][0]["device"] == old.get("device")
     assert card["init_from"]["step"] == first and card["init_from"]["init_from"] is None
-    assert "real_coref" not in card and card["weights_dtype"] == "float16"
+    assert "real_coref" not in card and card["weights_dtype"] == "float16" and card["command"] == session["command"]
     half = load_file(tiny / "model.safetensors")
     assert all(v.dtype == torch.float16 for v in half.values() if v.is_floating_point())
     assert all(torch.equal(half[k], weights[k].half()) for k in weights if weights[k].is_floating_point())

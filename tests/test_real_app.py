@@ -97,7 +97,8 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
                 x == {**x, "device": "cuda", "minutes": 5.0} for x in kept
             )
             assert EN("realdata.on_cpu", minutes=90.0, threads=2) in captions
-            assert EN("realdata.held_out_everyday") in body and EN("realdata.name_everyday") in body
+            held_out = "held_out_games" if "games" in card["train_config"]["real_data"] else "held_out_everyday"
+            assert EN(f"realdata.{held_out}") in body and EN("realdata.name_everyday") in body
             greedy, beam = (card[k]["everyday_test"]["chrf"] for k in ("everyday_eval", "everyday_eval_beam"))
             assert EN("realdata.scores_everyday", greedy=f"{greedy:.1f}", beam=f"{beam:.1f}") in body
 

@@ -486,3 +486,15 @@ def test_training_summary_from_a_card():
     )
     assert training_summary({**card, "real_coref": {"real": {"chrf": "high"}}}).scores is None
     assert training_summary({**card, "real_coref": {**greedy, "beam": {"real": 3}}}).scores == Scores(58.62, 43.69)
+
+
+def test_zh_scores_read_bleu_defensively():
+    from transformer.inspection.training_data import Scores, zh_scores_of
+
+    greedy = {"held_out": {"bleu": 37.96}, "gimp": {"bleu": 9.36}, "everyday_test": {"bleu": 11.38}}
+    beam = {"held_out": {"bleu": 38.54}, "gimp": {"bleu": 10.21}, "everyday_test": {"bleu": 12.47}}
+    card = {"zh_eval": greedy, "zh_eval_beam": beam, "decoding": {"beam_size": 4, "alpha": 4.0}}
+    assert zh_scores_of(card) == Scores(37.96, 9.36, 38.54, 10.21, 4, 4.0, 11.38, 12.47)
+    assert zh_scores_of({"zh_eval": greedy}) == Scores(37.96, 9.36, everyday=11.38)  # no beam measured
+    assert zh_scores_of({}) is None and zh_scores_of({"zh_eval": {"held_out": {"bleu": "high"}}}) is None
+    assert zh_scores_of({"zh_eval": greedy, "zh_eval_beam": "broken", "decoding": 3}).beam_held_out is None

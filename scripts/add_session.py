@@ -44,13 +44,9 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
             raise SystemExit(f"{run}/{name} differs from {target}'s: not a continuation")
     first = old["step"]
     # a card of one run has no sessions yet: that run is the first
-    one_run = {
-        "kept": True,
-        "steps": [0, first],
-        "device": old.get("device"),
-        "minutes": old.get("wall_time_s", 0) / 60,
-    }
-    before = old.get("sessions") or [{**one_run, "threads": old.get("threads"), "command": old.get("command")}]
+    one_run = {"kept": True, "steps": [0, first], "device": old.get("device"), "threads": old.get("threads")}
+    one_run.update(minutes=old.get("wall_time_s", 0) / 60, command=old.get("command"))
+    before = old.get("sessions") or [one_run]
     steps = old.get("session_steps") or [first]
     n = len(steps) + 1
     state = load_file(run / "model.safetensors")

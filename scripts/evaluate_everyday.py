@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         hyps[name] = (r.pop("translations"), [t for _, t in pairs])
         report[name] = r
         print(name, json.dumps({k: r[k] for k in ("n_sentences", "bleu", "chrf", "length_ratio", "time_s")}))
-    if args.games and {"everyday_dev", "games_dev"} <= set(hyps):
+    if {"everyday_dev", "games_dev"} <= set(hyps):
         both = [hyps["everyday_dev"][i] + hyps["games_dev"][i] for i in (0, 1)]
         report["dev_together"] = {"n_sentences": len(both[0]), **score(*both)}
         print("dev_together", json.dumps(report["dev_together"]))

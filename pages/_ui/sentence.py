@@ -110,23 +110,8 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         held_out = "games" if "games" in names else "everyday" if "everyday" in names else ""
         st.markdown(tr("zh.held_out" if zh else f"realdata.held_out_{held_out}" if held_out else "realdata.held_out"))
         sc = zh_scores_of(ckpt.card) if zh else summary.scores
-        if zh and sc is not None:
-            _zh_scores(sc, tr)
-        elif sc is not None:
-            st.markdown(tr("realdata.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
-            if sc.beam_held_out is not None:
-                st.markdown(
-                    tr(
-                        "realdata.scores_beam",
-                        beam=sc.beam_size,
-                        alpha=f"{sc.alpha:g}",
-                        held_out=f"{sc.beam_held_out:.1f}",
-                        gimp=f"{sc.beam_gimp:.1f}",
-                    )
-                )
-            if sc.everyday is not None:
-                beam = "–" if sc.beam_everyday is None else f"{sc.beam_everyday:.1f}"
-                st.markdown(tr("realdata.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
+        if sc is not None:
+            _scores(sc, tr, "zh" if zh else "realdata")  # BLEU for Chinese (its goals), chrF for French
         st.caption(
             tr(
                 "realdata.time",
@@ -136,15 +121,16 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         )
 
 
-def _zh_scores(sc: Scores, tr: Translator) -> None:
-    """An English → Chinese model's BLEU on text it never saw, greedy and under its beam search."""
-    st.markdown(tr("zh.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
+def _scores(sc: Scores, tr: Translator, lines: str) -> None:
+    """A model's figures on text it never saw, greedy and under its beam search (lines: the catalogue section whose
+    scores, scores_beam and scores_everyday say them)."""
+    st.markdown(tr(f"{lines}.scores", held_out=f"{sc.held_out:.1f}", gimp=f"{sc.gimp:.1f}"))
     if sc.beam_held_out is not None:
         beam = dict(beam=sc.beam_size, alpha=f"{sc.alpha:g}", held_out=f"{sc.beam_held_out:.1f}")
-        st.markdown(tr("zh.scores_beam", **beam, gimp=f"{sc.beam_gimp:.1f}"))
+        st.markdown(tr(f"{lines}.scores_beam", **beam, gimp=f"{sc.beam_gimp:.1f}"))
     if sc.everyday is not None:
         beam = "–" if sc.beam_everyday is None else f"{sc.beam_everyday:.1f}"
-        st.markdown(tr("zh.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
+        st.markdown(tr(f"{lines}.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
 
 
 def _session(s: Session, tr: Translator) -> str:

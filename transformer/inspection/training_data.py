@@ -71,59 +71,47 @@ def _num(x: Any, kind: type = int) -> Any:
     return kind(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else kind(0)
 
 
-def _chrf(part: Any) -> float | None:
-    value = part.get("chrf") if isinstance(part, dict) else None
+def _metric(part: Any, metric: str) -> float | None:
+    """part[metric] ("chrf", "bleu") as a float, or None when part or its value is malformed."""
+    value = part.get(metric) if isinstance(part, dict) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
+
+
+def _scores(
+    metric: str, greedy: dict, beam: dict, everyday: tuple[dict, dict], parts: tuple[str, str], search: dict
+) -> Scores | None:
+    """Scores read from one metric of a card's greedy and beam entries: parts name the held-out pages' and GIMP's
+    entries, everyday the (greedy, beam) entries holding "everyday_test", search the beam's size and alpha. None
+    without both greedy figures; greedy only without both beam ones."""
+    held_out, gimp = (_metric(greedy.get(k), metric) for k in parts)
+    if held_out is None or gimp is None:
+        return None
+    days = tuple(_metric(e.get("everyday_test"), metric) for e in everyday)
+    b_held_out, b_gimp = (_metric(beam.get(k), metric) for k in parts)
+    if b_held_out is None or b_gimp is None:
+        return Scores(held_out, gimp, everyday=days[0])
+    size, alpha = _num(search.get("beam_size")), _num(search.get("alpha"), float)
+    return Scores(held_out, gimp, b_held_out, b_gimp, size, alpha, *days)
 
 
 def scores_of(card: dict[str, Any]) -> Scores | None:
-    """The card's real-text figures (its "real_coref" entry), or None when it has none or they are malformed."""
-    full = card.get("real_coref")
-    if not isinstance(full, dict):
-        return None
-    held_out, gimp = _chrf(full.get("real")), _chrf(full.get("gimp"))
-    if held_out is None or gimp is None:
-        return None
-    everyday = [card.get(k) if isinstance(card.get(k), dict) else {} for k in ("everyday_eval", "everyday_eval_beam")]
-    everyday_chrf = {
-        "everyday": _chrf(everyday[0].get("everyday_test")),
-        "beam_everyday": _chrf(everyday[1].get("everyday_test")),
-    }
-    beam = full.get("beam") if isinstance(full.get("beam"), dict) else {}
-    b_held_out, b_gimp = _chrf(beam.get("real")), _chrf(beam.get("gimp"))
-    if b_held_out is None or b_gimp is None:
-        return Scores(held_out, gimp, everyday=everyday_chrf["everyday"])
-    return Scores(
-        held_out, gimp, b_held_out, b_gimp, _num(beam.get("beam_size")), _num(beam.get("alpha"), float), **everyday_chrf
-    )
-
-
-def _bleu(part: Any) -> float | None:
-    value = part.get("bleu") if isinstance(part, dict) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """The card's real-text chrF (its "real_coref" entry, the everyday test campaigns from "everyday_eval" and
+    "everyday_eval_beam"), or None when it has none or they are malformed."""
+    full = _dict(card.get("real_coref"))
+    beam = _dict(full.get("beam"))
+    everyday = (_dict(card.get("everyday_eval")), _dict(card.get("everyday_eval_beam")))
+    return _scores("chrf", full, beam, everyday, ("real", "gimp"), beam)
 
 
 def zh_scores_of(card: dict[str, Any]) -> Scores | None:
     """An English → Chinese card's BLEU (sacrebleu's Chinese tokenizer; scripts/evaluate_zh.py --write) on the
     held-out pages, GIMP and the everyday test campaigns, greedy and under its beam search; None when unmeasured."""
-    greedy, beam = (card.get(k) if isinstance(card.get(k), dict) else {} for k in ("zh_eval", "zh_eval_beam"))
-    held_out, gimp = _bleu(greedy.get("held_out")), _bleu(greedy.get("gimp"))
-    if held_out is None or gimp is None:
-        return None
-    decoding = card.get("decoding") if isinstance(card.get("decoding"), dict) else {}
-    b_held_out, b_gimp = _bleu(beam.get("held_out")), _bleu(beam.get("gimp"))
-    if b_held_out is None or b_gimp is None:
-        return Scores(held_out, gimp, everyday=_bleu(greedy.get("everyday_test")))
-    return Scores(
-        held_out,
-        gimp,
-        b_held_out,
-        b_gimp,
-        _num(decoding.get("beam_size")),
-        _num(decoding.get("alpha"), float),
-        _bleu(greedy.get("everyday_test")),
-        _bleu(beam.get("everyday_test")),
-    )
+    greedy, beam = _dict(card.get("zh_eval")), _dict(card.get("zh_eval_beam"))
+    return _scores("bleu", greedy, beam, (greedy, beam), ("held_out", "gimp"), _dict(card.get("decoding")))
 
 
 def sessions_of(card: dict[str, Any]) -> tuple[Session, ...]:

@@ -12,7 +12,9 @@ into its own folder (see transformer/corpus/everyday.py for what each source giv
 - ``everyday_words.tsv.gz``: FreeDict word pairs (training only);
 - ``games.tsv.gz``: four more games' French catalogues (FreedroidRPG's dialogue, Widelands, Freeciv, Warzone
   2100: transformer/corpus/everyday.py's GAME_CATALOGUES), split by whole Widelands scenario (dev =
-  scenario_atl01, test = scenario_emp04; the rest train). Built last, so that the first two rebuild as before.
+  scenario_atl01, test = scenario_emp04; the rest train). Built after the first two, so that they rebuild as before;
+- ``objects.tsv.gz``: Cataclysm: Dark Days Ahead's and gbrainy's French catalogues and Tux Paint's stamp
+  descriptions (transformer/corpus/everyday.py's OBJECT_CATALOGUES and extract_stamps), training only. Built last.
 
 The package versions, counts and licences join ``transformer/corpus/data/MANIFEST.json`` (under
 "everyday"; the rest of the manifest is left as it is). The output is byte-for-byte reproducible for the
@@ -35,8 +37,19 @@ import debian_packages  # noqa: E402
 from transformer.corpus import everyday as E  # noqa: E402
 from transformer.corpus import real  # noqa: E402
 
-PACKAGES = (*E.WESNOTH_PACKAGES, "gcompris-qt-data", "dict-freedict-eng-fra", *E.GAME_CATALOGUES)
-BUILT_HERE = ("everyday", "games")  # the corpora this script writes (the others' English is what they exclude)
+PACKAGES = (
+    *E.WESNOTH_PACKAGES,
+    "gcompris-qt-data",
+    "dict-freedict-eng-fra",
+    *E.GAME_CATALOGUES,
+    *E.OBJECT_CATALOGUES,
+    E.STAMPS_PACKAGE,
+)
+BUILT_HERE = (
+    "everyday",
+    "games",
+    "objects",
+)  # the corpora this script writes (the others' English is what they exclude)
 
 
 def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
@@ -74,6 +87,13 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     everyday_train = {p.src for p in splits["train"]} | {p.src for p in words}
     game_splits = E.split_everyday(games, exclude_train=every_heldout, exclude_heldout=other_train | everyday_train)
     real.write_pairs(out / "games.tsv.gz", [(s, p) for s in real.SPLITS for p in game_splits[s]])
+
+    # then the objects, training only: none of their English is held out anywhere
+    objects = [p for name in E.OBJECT_CATALOGUES for p in E.extract_game(workdir / name, name)]
+    objects += E.extract_stamps(workdir / E.STAMPS_PACKAGE)
+    games_heldout = {p.src for s in ("dev", "test") for p in game_splits[s]}
+    object_splits = E.split_everyday(objects, exclude_train=every_heldout | games_heldout)
+    real.write_pairs(out / "objects.tsv.gz", [("train", p) for p in object_splits["train"]])
 
     manifest_path = out / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
@@ -117,6 +137,20 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "split": "Widelands by whole scenario (dev: scenario_atl01.wmf; test: scenario_emp04.wmf; the rest train); "
         "FreedroidRPG, Freeciv and Warzone 2100 train only (no unit smaller than a catalogue)",
     }
+    sources = sorted({p.source for p in objects})
+    manifest["files"]["objects.tsv.gz"] = {
+        "aligned_pairs": len(objects),
+        "aligned_pairs_by_source": {src: sum(p.source == src for p in objects) for src in sources},
+        "unique_english": len({p.src for p in objects}),
+        "by_split": {"train": len(object_splits["train"])},
+        "by_source_and_split": {
+            src: {"train": sum(p.source == src for p in object_splits["train"])} for src in sources
+        },
+        "pages_by_split": {"train": len({(p.source, p.page) for p in object_splits["train"]})},
+        "english_words_by_split": {"train": sum(len(p.src.split()) for p in object_splits["train"])},
+        "licence": "; ".join(E.LICENCES[src] for src in sources),
+        "split": "training only (one catalogue each; Tux Paint's stamps are one sentence each)",
+    }
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {
         "packages": versions,
@@ -133,7 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         PACKAGES,
         build,
         real.DATA_DIR,
-        lambda m: {k: m["files"][k]["by_split"] for k in ("everyday.tsv.gz", "everyday_words.tsv.gz", "games.tsv.gz")},
+        lambda m: {
+            k: m["files"][k]["by_split"]
+            for k in ("everyday.tsv.gz", "everyday_words.tsv.gz", "games.tsv.gz", "objects.tsv.gz")
+        },
         argv,
     )
 

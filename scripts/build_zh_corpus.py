@@ -21,6 +21,12 @@ rebuild byte for byte, and none of these files' training English is held out any
 - ``ui.tsv.gz``: the zh_CN interface catalogues of the same GNOME / MATE packages and of the four image editors
   (real.CATALOGUES), messages of at least three English words: training only (no pages to hold out).
 
+One more, built last (the six above rebuild byte for byte with it):
+
+- ``objects.tsv.gz``: the zh_CN catalogues of Cataclysm: Dark Days Ahead (its items, places and talk) and gbrainy,
+  and Tux Paint's stamp descriptions (chinese.extract_objects_zh): training only; none of its English is held out
+  anywhere or is GIMP English.
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -52,6 +58,8 @@ PACKAGES = (
     "gnome-user-docs",
     *real.HELP_PACKAGES,
     *real.CATALOGUES,
+    *E.OBJECT_CATALOGUES,
+    E.STAMPS_PACKAGE,
 )
 UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
@@ -110,15 +118,28 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         c: sum(p.page == c for p in wesnoth) for c in sorted({p.page for p in wesnoth})
     }
     manifest["licences_by_package"] = {p: debian_packages.licences(workdir / p, p) for p in PACKAGES}
-    _build_more(workdir, out, manifest, (lo_splits, everyday_splits), {C.dedup_key(p.src) for p in gi})
+    gimp_english = {C.dedup_key(p.src) for p in gi}
+    heldout = _build_more(workdir, out, manifest, (lo_splits, everyday_splits), gimp_english)
+    objects = C.extract_objects_zh(workdir)
+    sp = C.split_by_page_zh(objects, 0.0, 0.0)
+    sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in heldout | gimp_english]
+    real.write_pairs(out / "objects.tsv.gz", [("train", p) for p in sp["train"]], real.HEADER_ZH)
+    manifest["files"]["objects.tsv.gz"] = {
+        **_stats(objects, sp),
+        "licence": C.LICENCES["objects"],
+        "pairs_by_source": dict(sorted(Counter(p.source for p in sp["train"]).items())),
+        "split": "training only",
+        "use": "training only; not in the en-zh checkpoint",
+    }
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
 
-def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_english: set[str]) -> None:
+def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_english: set[str]) -> set[str]:
     """gnome, apps and ui (added after the en-zh checkpoint): the earlier files untouched, so these lose every
     pair whose English the earlier ones hold out (or GIMP has), and their held-out pages lose every English text
-    the earlier ones train on; among themselves, none's training English is another's held-out English."""
+    the earlier ones train on; among themselves, none's training English is another's held-out English. Returns
+    every file's held-out English (dedup keys)."""
     gnome = C.extract_gnome_zh(workdir / "gnome-user-docs")
     apps = [p for name in real.HELP_PACKAGES for p in C.extract_help_zh(workdir / name)]
     ui = [p for name in UI_PACKAGES for p in C.extract_catalogues_zh(workdir / name, name)]
@@ -148,6 +169,7 @@ def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_e
     manifest["files"]["ui.tsv.gz"]["use"] = "training only (en-zh-more); not in the en-zh checkpoint"
     for name in ("gnome", "apps"):
         manifest["files"][f"{name}.tsv.gz"]["use"] = "train / dev / test (en-zh-more); not in the en-zh checkpoint"
+    return heldout
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -121,6 +121,34 @@ def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_pat
     }
 
 
+# ---------------------------------------------------------------- the objects: Cataclysm, gbrainy (.mo), Tux Paint
+def test_object_catalogues_and_stamp_descriptions(tmp_path):
+    header = {"": "Content-Type: text/plain; charset=UTF-8\n"}
+    source, locale, _ = E.OBJECT_CATALOGUES["cataclysm-dda-data"]
+    folder = tmp_path / "cataclysm-dda-data" / locale
+    folder.mkdir(parents=True)
+    (folder / "cataclysm-dda.mo").write_bytes(
+        _mo({**header, "A comfortable sofa.": "Un canapé confortable.", "You drink %s.": "Vous buvez %s."})
+    )
+    (folder / "other.mo").write_bytes(_mo({**header, "A cup of coffee.": "Une tasse de café."}))  # not named
+    assert E.extract_game(tmp_path / "cataclysm-dda-data", "cataclysm-dda-data") == [
+        RealPair("cataclysm", "cataclysm-dda", "A comfortable sofa.", "Un canapé confortable.")
+    ]
+    # a stamp: English first, then one "locale.utf8=" line per language; typography as a user types it
+    stamp = "Grandma\u2019s old rag doll.\nde.utf8=Omas alte Stoffpuppe.\nfr.utf8=Une poup\u00e9e de grand-m\u00e8re.\n"
+    assert E.read_stamp(stamp) == ("Grandma\u2019s old rag doll.", "Une poup\u00e9e de grand-m\u00e8re.")
+    assert E.read_stamp(stamp, "zh_CN") is None
+    root = tmp_path / E.STAMPS_PACKAGE / E.STAMPS
+    (root / "people" / "toys").mkdir(parents=True)
+    (root / "people" / "toys" / "doll.txt").write_text(stamp, encoding="utf-8")
+    (root / "people" / "toys" / "penny.txt").write_text("A coin ($.01).\nfr.utf8=Une pi\u00e8ce (0,01 $).\n")
+    (root / "people" / "nobody.txt").write_text("A man.\nde.utf8=Ein Mann.\n", encoding="utf-8")
+    assert E.extract_stamps(tmp_path / E.STAMPS_PACKAGE) == [
+        RealPair("tuxpaint", "people/toys", "Grandma's old rag doll.", "Une poup\u00e9e de grand-m\u00e8re.")
+    ]  # the placeholder-like "$" drops the coin; a stamp without French gives nothing
+    assert E.everyday_split(RealPair("tuxpaint", "people/toys", "A doll.", "Une poup\u00e9e.")) == "train"
+
+
 # ---------------------------------------------------------------- GCompris (.qm)
 def test_qm_catalogue_reads_context_source_and_translation(tmp_path):
     messages = [
@@ -292,6 +320,30 @@ def test_committed_games_corpus():
 
     entry = real_data_entry(("games",), real.DATA_DIR / "MANIFEST.json")
     assert entry["games"]["pairs"] == len(by["train"]) and entry["games"]["packages"]["widelands-data"] == "2:1.1-3"
+
+
+def test_committed_objects_corpus():
+    files = real.real_files()
+    train = real.read_pairs(files["objects"])
+    assert len(train) > 10000 and {s for s in real.SPLITS if real.read_pairs(files["objects"], s)} == {"train"}
+    assert {p.source for p in train} == {"cataclysm", "gbrainy", "tuxpaint"}
+    assert not [p for p in train if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
+    # none of its English is held out anywhere (manuals, everyday campaigns, games' scenarios, GIMP)
+    heldout = {s for split in ("dev", "test") for s, _ in real.load_real(split, ("everyday", "games", "libreoffice"))}
+    assert not {p.src for p in train} & (heldout | {p.src for p in real.read_pairs(files["gimp"])})
+    # what it is for: household words the games lack
+    english = " ".join(p.src.lower() for p in train)
+    assert all(f" {w}" in english for w in ("sofa", "kitchen", "coffee", "hospital", "bread"))
+    from transformer.inspection.training_data import real_data_entry
+
+    entry = real_data_entry(("objects",), real.DATA_DIR / "MANIFEST.json")
+    assert entry["objects"]["pairs"] == len(train) and entry["objects"]["packages"]["gbrainy"] == "1:2.4.6-1"
+
+
+def test_en_fr_objects_preset_adds_the_objects_to_en_fr_games():
+    objects, games = PRESETS["en-fr-objects"], PRESETS["en-fr-games"]
+    assert objects.init_from == "checkpoints/en-fr" and objects.real_data == (*games.real_data, "objects")
+    assert dict(objects.real_repeat) == {"everyday": 4, "games": 2, "objects": 2}
 
 
 def test_en_fr_games_preset_adds_the_games_to_en_frs_corpora():

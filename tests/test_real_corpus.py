@@ -380,8 +380,9 @@ def test_kde_handbooks_align_the_pages_of_both_caches_in_order(tmp_path):
 
 def test_committed_corpus():
     files = real.real_files()
-    french = {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp", "everyday", "everyday_words", "games"}
-    chinese = {"zh/libreoffice", "zh/everyday", "zh/gimp", "zh/gnome", "zh/apps", "zh/ui"}  # English → Chinese
+    french = {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp", "everyday", "everyday_words"}
+    french |= {"games", "objects"}
+    chinese = {"zh/libreoffice", "zh/everyday", "zh/gimp", "zh/gnome", "zh/apps", "zh/ui", "zh/objects"}  # → Chinese
     assert set(files) == french | chinese
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
     test = load_real("test")

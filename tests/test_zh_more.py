@@ -10,6 +10,7 @@ import importlib.util
 from test_real_corpus import _mo
 
 from transformer.corpus import chinese as C
+from transformer.corpus import everyday as E
 from transformer.corpus import real
 from transformer.layout import REPO_ROOT
 from transformer.training import PRESETS
@@ -188,8 +189,22 @@ def test_the_build_adds_gnome_apps_ui_and_leaves_the_earlier_files_as_they_were(
     held = next(i for i in range(30) if real.page_split("libreoffice", f"text/p{i}.html") != "train")
     held_en = f"Click the button number {held} to open it."  # a held-out LibreOffice sentence: never trained on
     (work / "inkscape" / C.CATALOGUES_ZH / "inkscape.mo").write_bytes(_mo({held_en: f"点击第{held}个按钮打开它。"}))
+    # the objects: a Cataclysm zh_CN catalogue (one message a held-out LibreOffice sentence) and a Tux Paint stamp
+    _, locale, _ = E.OBJECT_CATALOGUES["cataclysm-dda-data"]
+    (work / "cataclysm-dda-data" / locale.replace("/fr/", "/zh_CN/")).mkdir(parents=True)
+    (work / "cataclysm-dda-data" / locale.replace("/fr/", "/zh_CN/") / "cataclysm-dda.mo").write_bytes(
+        _mo({"A comfortable old sofa.": "一张舒适的旧沙发。", held_en: f"点击第{held}个按钮打开它。"})
+    )
+    stamps = work / E.STAMPS_PACKAGE / E.STAMPS / "animals"
+    stamps.mkdir(parents=True)
+    (stamps / "frog.txt").write_text("A frog.\nfr.utf8=Une grenouille.\nzh_CN.utf8=青蛙。\n", encoding="utf-8")
     after = tmp_path / "after"
     manifest = build_zh.build(work, after, versions)
+    assert [(p.source, p.page, p.src, p.tgt) for p in real.read_pairs(after / "objects.tsv.gz")] == [
+        ("cataclysm", "cataclysm-dda", "A comfortable old sofa.", "一张舒适的旧沙发。"),
+        ("tuxpaint", "animals", "A frog.", "青蛙。"),
+    ]  # training only, without the held-out sentence
+    assert manifest["files"]["objects.tsv.gz"]["by_split"] == {"train": 2, "dev": 0, "test": 0}
     for name in ("libreoffice.tsv.gz", "everyday.tsv.gz", "gimp.tsv.gz"):  # the en-zh checkpoint's files
         assert (after / name).read_bytes() == (before / name).read_bytes()
     build_zh.build(work, tmp_path / "again", versions)
@@ -233,3 +248,15 @@ def test_en_zh_more_preset_adds_the_new_corpora_to_en_zh():
     assert cpu.init_from == "checkpoints/en-zh" and cpu.real_data == more.real_data
     assert (cpu.batch_tokens, cpu.checkpoint_every, cpu.snapshot_steps) == (8000, 100, ())
     assert cpu.time_limit_s > 0
+
+
+def test_committed_zh_objects_corpus():
+    files = real.real_files()
+    train = real.read_pairs(files["zh/objects"])
+    assert len(train) > 50000 and {p.source for p in train} == {"cataclysm", "gbrainy", "tuxpaint"}
+    assert not [s for s in ("dev", "test") if real.read_pairs(files["zh/objects"], s)]
+    heldout = {C.dedup_key(p.src) for s in ("dev", "test") for p in real.read_pairs(files["zh/libreoffice"], s)}
+    heldout |= {C.dedup_key(p.src) for s in ("dev", "test") for p in real.read_pairs(files["zh/everyday"], s)}
+    heldout |= {C.dedup_key(p.src) for p in real.read_pairs(files["zh/gimp"])}
+    assert not {C.dedup_key(p.src) for p in train} & heldout
+    assert all(C.reads_as_chinese(p.tgt) for p in train[:2000])

@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .everyday import catalogue_messages, extract_wesnoth
+from .everyday import OBJECT_CATALOGUES, STAMPS_PACKAGE, catalogue_messages, extract_stamps, extract_wesnoth
 from .real import (
     _ACCELERATOR,
     _LETTER,
@@ -76,6 +76,8 @@ LICENCES = {
     "ui": "GPL-2.0-or-later / GPL-3.0-or-later / LGPL, per package (the zh_CN interface catalogues of GNOME and "
     "MATE applications, Inkscape, Krita, darktable and digiKam, their translation teams; each package's licences "
     "in MANIFEST.json)",
+    "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
+    "(gbrainy, its authors and Chinese translators); GPL-2.0 (Tux Paint's stamps, their authors and translators)",
 }
 
 # CJK Unified Ideographs (with extension A) and the compatibility block: what "a Chinese character" means here
@@ -241,6 +243,19 @@ def extract_catalogues_zh(package_root: str | Path, package: str, min_words: int
         pairs = lambda s, t: interface_pairs_zh(s, t, min_words)  # noqa: E731
         out.extend(catalogue_messages(path.read_bytes(), f"{package}/{path.name}", "ui", pairs))
     return out
+
+
+def extract_objects_zh(workdir: str | Path) -> list[RealPair]:
+    """The zh_CN twins of the French objects corpus (everyday.OBJECT_CATALOGUES' zh_CN catalogues: Cataclysm: Dark
+    Days Ahead, gbrainy; Tux Paint's stamp descriptions), message_pairs_zh's rules; workdir holds one folder per
+    package."""
+    out = []
+    for package, (source, locale, names) in OBJECT_CATALOGUES.items():
+        folder = Path(workdir) / package / locale.replace("/fr/", "/zh_CN/")
+        for path in sorted(folder.glob("*.mo")):
+            if path.stem in names:
+                out.extend(catalogue_messages(path.read_bytes(), path.stem, source, message_pairs_zh))
+    return out + extract_stamps(Path(workdir) / STAMPS_PACKAGE, "zh_CN", message_pairs_zh)
 
 
 # ---------------------------------------------------------------- filters and the split

@@ -69,12 +69,24 @@ HELD_OUT = {"wesnoth-sof": "dev", "wesnoth-tsg": "test", "wesnoth-thot": "test"}
 # campaign briefings and messages.
 GAME_CATALOGUES = {
     "freedroidrpg-data": (
-        "freedroidrpg", "usr/share/locale/fr/LC_MESSAGES", ("freedroidrpg-dialogs", "freedroidrpg-data", "freedroidrpg")
+        "freedroidrpg",
+        "usr/share/locale/fr/LC_MESSAGES",
+        ("freedroidrpg-dialogs", "freedroidrpg-data", "freedroidrpg"),
     ),
     "widelands-data": ("widelands", "usr/share/games/widelands/data/locale/fr/LC_MESSAGES", None),
     "freeciv-data": ("freeciv", "usr/share/locale/fr/LC_MESSAGES", ("freeciv-core",)),
     "warzone2100-data": ("warzone2100", "usr/share/locale/fr/LC_MESSAGES", ("warzone2100",)),
 }
+# Three more sources (objects.tsv.gz, training only): the French catalogues of Cataclysm: Dark Days Ahead (its
+# items, food, furniture, places and NPC talk: the household words no other game names: "sofa", "kitchen",
+# "coffee", "hospital") and of gbrainy (puzzles and proverbs); Tux Paint's stamps' one-sentence descriptions,
+# written for children ("Grandma's old rag doll.", read by extract_stamps).
+OBJECT_CATALOGUES = {
+    "cataclysm-dda-data": ("cataclysm", "usr/share/locale/fr/LC_MESSAGES", ("cataclysm-dda",)),
+    "gbrainy": ("gbrainy", "usr/share/locale/fr/LC_MESSAGES", ("gbrainy",)),
+}
+STAMPS_PACKAGE = "tuxpaint-stamps-default"
+STAMPS = "usr/share/tuxpaint/stamps"
 # Whole Widelands scenarios held out (the catalogue is the unit; the other games have no smaller unit than a
 # catalogue, so they train only): the Atlanteans' first for dev, the Empire's fourth for test
 GAMES_HELD_OUT = {"scenario_atl01.wmf": "dev", "scenario_emp04.wmf": "test"}
@@ -90,6 +102,9 @@ LICENCES = {
     "widelands": "GPL-2.0-or-later (Widelands, its authors and French translators)",
     "freeciv": "GPL-2.0-or-later (Freeciv, its authors and French translators)",
     "warzone2100": "GPL-2.0-or-later (Warzone 2100, its authors and French translators)",
+    "cataclysm": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and French translators)",
+    "gbrainy": "GPL-2.0-or-later (gbrainy, its authors and French translators)",
+    "tuxpaint": "GPL-2.0 (Tux Paint's stamps, their authors and translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,
@@ -153,14 +168,39 @@ def extract_wesnoth(package_root: str | Path, locale: str = WESNOTH_LOCALE, pair
 
 
 def extract_game(package_root: str | Path, package: str) -> list[RealPair]:
-    """The pairs of the French catalogues GAME_CATALOGUES names for one game package; the page is the
-    catalogue's name, the unit of the split."""
-    source, locale, names = GAME_CATALOGUES[package]
+    """The pairs of the French catalogues GAME_CATALOGUES (or OBJECT_CATALOGUES) names for one package; the page
+    is the catalogue's name, the unit of the split."""
+    source, locale, names = {**GAME_CATALOGUES, **OBJECT_CATALOGUES}[package]
     folder = Path(package_root) / locale
     out = []
     for path in sorted(folder.glob("*.mo")):
         if names is None or path.stem in names:
             out.extend(catalogue_messages(path.read_bytes(), path.stem, source, _unqualified_pairs))
+    return out
+
+
+def read_stamp(text: str, locale: str = "fr") -> tuple[str, str] | None:
+    """(English, translation) of one Tux Paint stamp description (.txt): its first line is the English, then one
+    "locale.utf8=text" line per language; None when the stamp has no line for locale."""
+    lines = text.splitlines()
+    prefix = f"{locale}.utf8="
+    for line in lines[1:]:
+        if line.startswith(prefix):
+            return lines[0].strip(), line[len(prefix) :].strip()
+    return None
+
+
+def extract_stamps(package_root: str | Path, locale: str = "fr", pairs=None) -> list[RealPair]:
+    """The pairs of Tux Paint's stamp descriptions (message_pairs' rules, or pairs for another language); the page
+    is the stamp's folder (animals/mammals, household/furniture…), in path order."""
+    pairs = pairs or message_pairs
+    root = Path(package_root) / STAMPS
+    out = []
+    for path in sorted(root.rglob("*.txt")):
+        found = read_stamp(path.read_text(encoding="utf-8", errors="replace"), locale)
+        if found:
+            page = str(path.parent.relative_to(root))
+            out.extend(RealPair("tuxpaint", page, s, t) for s, t in pairs(*found))
     return out
 
 

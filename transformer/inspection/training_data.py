@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus.everyday import GAME_CATALOGUES, WESNOTH_PACKAGES
+from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 
 
@@ -185,6 +185,7 @@ PACKAGES_OF = {
     "everyday": (*WESNOTH_PACKAGES, "gcompris-qt-data"),
     "everyday_words": ("dict-freedict-eng-fra",),
     "games": tuple(GAME_CATALOGUES),
+    "objects": (*OBJECT_CATALOGUES, STAMPS_PACKAGE),
     # English → Chinese (data/zh/, scripts/build_zh_corpus.py)
     "zh/libreoffice": ("libreoffice-help-en-us", "libreoffice-help-zh-cn"),
     "zh/everyday": WESNOTH_PACKAGES,
@@ -192,6 +193,7 @@ PACKAGES_OF = {
     "zh/gnome": ("gnome-user-docs",),
     "zh/apps": HELP_PACKAGES,
     "zh/ui": (*HELP_PACKAGES, *CATALOGUES),
+    "zh/objects": (*OBJECT_CATALOGUES, STAMPS_PACKAGE),
 }
 
 

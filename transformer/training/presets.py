@@ -279,6 +279,19 @@ EN_FR_GAMES = dataclasses.replace(
     real_repeat=(("everyday", 4), ("games", 2)),
 )
 
+# en-fr's fifth session, on the CPU (no GPU lent that day): en-fr's weights continued (init_from) with the household
+# words the games lack (objects.tsv.gz: Cataclysm: Dark Days Ahead's items, food, furniture and talk, gbrainy's
+# puzzles, Tux Paint's stamp descriptions; 11,971 training pairs, twice an epoch) beside everything en-fr-games read.
+# A fresh optimizer: peak 0.15 * 192^-0.5 * 400^-0.5 = 5.4e-4 at step 400. At most 75 minutes of loop; resumable from
+# last/ (every 100 steps). Set before the run: it replaces checkpoints/en-fr only if it scores the better chrF on
+# both everyday dev sets together (scripts/evaluate_everyday.py --splits dev --games; en-fr: 48.60) and still meets
+# the manuals' goals.
+EN_FR_OBJECTS = dataclasses.replace(
+    EN_FR_GAMES,
+    real_data=(*EN_FR_GAMES.real_data, "objects"),
+    real_repeat=(*EN_FR_GAMES.real_repeat, ("objects", 2)),
+)
+
 PRESETS: dict[str, TrainConfig] = {
     # checkpoints/coref-en-fr, the default before real-coref.
     "coref": COREF,
@@ -331,6 +344,8 @@ PRESETS: dict[str, TrainConfig] = {
     "en-fr-gpu": EN_FR_GPU,
     # en-fr continued on the CPU with four more games' catalogues: checkpoints/en-fr's session 4 (see EN_FR_GAMES)
     "en-fr-games": EN_FR_GAMES,
+    # en-fr continued on the CPU with the objects' text (see EN_FR_OBJECTS)
+    "en-fr-objects": EN_FR_OBJECTS,
     # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause
     # first, commas, "did not", very/so/really/extremely, lower case, no full stop, new nouns and verbs).
     "coref-variants": dataclasses.replace(

@@ -74,24 +74,26 @@ def test_wesnoth_catalogues_give_pairs_named_by_campaign(tmp_path):
 
 
 # ---------------------------------------------------------------- the other games (.mo)
+def _catalogues(root, package: str, catalogues: dict[str, dict[str, str]]) -> str:
+    """Write package's .mo catalogues (name → messages) where GAME_CATALOGUES / OBJECT_CATALOGUES look; its source."""
+    source, locale, _ = {**E.GAME_CATALOGUES, **E.OBJECT_CATALOGUES}[package]
+    folder = root / package / locale
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, messages in catalogues.items():
+        (folder / f"{name}.mo").write_bytes(_mo({"": "Content-Type: text/plain; charset=UTF-8\n", **messages}))
+    return source
+
+
 def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_path):
-    header = {"": "Content-Type: text/plain; charset=UTF-8\n"}
-    source, locale, _ = E.GAME_CATALOGUES["freeciv-data"]
-    folder = tmp_path / "freeciv-data" / locale
-    folder.mkdir(parents=True)
-    (folder / "freeciv-core.mo").write_bytes(
-        _mo(
-            {
-                **header,
-                "?plural:The workers are happy today.": "Les ouvriers sont heureux aujourd'hui.",
-                "?food (population):The city grows quickly.": "La ville grandit vite.",
-                "Build a city near the river.": "Construisez une ville près de la rivière.",
-                "Your treasury holds %d gold.": "Votre trésor contient %d pièces d'or.",
-            }
-        )
-    )
+    freeciv = {
+        "?plural:The workers are happy today.": "Les ouvriers sont heureux aujourd'hui.",
+        "?food (population):The city grows quickly.": "La ville grandit vite.",
+        "Build a city near the river.": "Construisez une ville près de la rivière.",
+        "Your treasury holds %d gold.": "Votre trésor contient %d pièces d'or.",
+    }
     # nation names: not a catalogue freeciv is read for
-    (folder / "freeciv-nations.mo").write_bytes(_mo({**header, "The Ugandans are here.": "Les Ougandais sont là."}))
+    nations = {"The Ugandans are here.": "Les Ougandais sont là."}
+    source = _catalogues(tmp_path, "freeciv-data", {"freeciv-core": freeciv, "freeciv-nations": nations})
     pairs = E.extract_game(tmp_path / "freeciv-data", "freeciv-data")
     assert source == "freeciv" and pairs == [
         RealPair("freeciv", "freeciv-core", "The city grows quickly.", "La ville grandit vite."),
@@ -101,13 +103,13 @@ def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_pat
         ),
     ]  # msgid order: "?plural:…" sorts before "Build…"
     # Widelands: every catalogue, each scenario a page; whole scenarios held out
-    _, locale, names = E.GAME_CATALOGUES["widelands-data"]
-    folder = tmp_path / "widelands-data" / locale
-    folder.mkdir(parents=True)
-    for page in ("scenario_atl01.wmf", "scenario_emp04.wmf", "scenario_bar01.wmf"):
-        (folder / f"{page}.mo").write_bytes(
-            _mo({**header, f"We reached the coast in {page[9:12]}.": "Nous avons atteint la côte."})
-        )
+    pages = ("scenario_atl01.wmf", "scenario_emp04.wmf", "scenario_bar01.wmf")
+    _catalogues(
+        tmp_path,
+        "widelands-data",
+        {p: {f"We reached the coast in {p[9:12]}.": "Nous avons atteint la côte."} for p in pages},
+    )
+    names = E.GAME_CATALOGUES["widelands-data"][2]
     pairs = E.extract_game(tmp_path / "widelands-data", "widelands-data")
     assert names is None and [p.page for p in pairs] == [
         "scenario_atl01.wmf",
@@ -123,14 +125,9 @@ def test_game_catalogues_read_the_named_ones_and_drop_freeciv_qualifiers(tmp_pat
 
 # ---------------------------------------------------------------- the objects: Cataclysm, gbrainy (.mo), Tux Paint
 def test_object_catalogues_and_stamp_descriptions(tmp_path):
-    header = {"": "Content-Type: text/plain; charset=UTF-8\n"}
-    source, locale, _ = E.OBJECT_CATALOGUES["cataclysm-dda-data"]
-    folder = tmp_path / "cataclysm-dda-data" / locale
-    folder.mkdir(parents=True)
-    (folder / "cataclysm-dda.mo").write_bytes(
-        _mo({**header, "A comfortable sofa.": "Un canapé confortable.", "You drink %s.": "Vous buvez %s."})
-    )
-    (folder / "other.mo").write_bytes(_mo({**header, "A cup of coffee.": "Une tasse de café."}))  # not named
+    messages = {"A comfortable sofa.": "Un canapé confortable.", "You drink %s.": "Vous buvez %s."}
+    other = {"A cup of coffee.": "Une tasse de café."}  # a catalogue not named
+    _catalogues(tmp_path, "cataclysm-dda-data", {"cataclysm-dda": messages, "other": other})
     assert E.extract_game(tmp_path / "cataclysm-dda-data", "cataclysm-dda-data") == [
         RealPair("cataclysm", "cataclysm-dda", "A comfortable sofa.", "Un canapé confortable.")
     ]

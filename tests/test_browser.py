@@ -368,7 +368,7 @@ BAD_INPUTS = {
     "control": "The dog\x07 was\x1b[31m too tired.",
     "punctuation": "?!... ;;; ---",
     "paragraph": " ".join(["The dog didn't cross the road because it was too tired."] * 12),
-    "unknown_words": "I love you. The cat sat on the mat.",
+    "unknown_words": "I love you. The cat sat on the windowsill.",  # "windowsill": never in the default's corpus
 }
 
 

@@ -77,7 +77,8 @@ LICENCES = {
     "MATE applications, Inkscape, Krita, darktable and digiKam, their translation teams; each package's licences "
     "in MANIFEST.json)",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
-    "(gbrainy, its authors and Chinese translators); GPL-2.0 (Tux Paint's stamps, their authors and translators)",
+    "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
+    "translators)",
 }
 
 # CJK Unified Ideographs (with extension A) and the compatibility block: what "a Chinese character" means here

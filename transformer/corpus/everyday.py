@@ -104,7 +104,7 @@ LICENCES = {
     "warzone2100": "GPL-2.0-or-later (Warzone 2100, its authors and French translators)",
     "cataclysm": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and French translators)",
     "gbrainy": "GPL-2.0-or-later (gbrainy, its authors and French translators)",
-    "tuxpaint": "GPL-2.0 (Tux Paint's stamps, their authors and translators)",
+    "tuxpaint": "GPL-2.0-or-later (Tux Paint's stamps, their authors and translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,

@@ -45,11 +45,8 @@ PACKAGES = (
     *E.OBJECT_CATALOGUES,
     E.STAMPS_PACKAGE,
 )
-BUILT_HERE = (
-    "everyday",
-    "games",
-    "objects",
-)  # the corpora this script writes (the others' English is what they exclude)
+# the corpora this script writes (the others' English is what they exclude)
+BUILT_HERE = ("everyday", "games", "objects")
 
 
 def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
@@ -62,6 +59,25 @@ def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
             pairs = real.read_pairs(path, split)
             (train if split == "train" else heldout).update(p.src for p in pairs)
     return train, heldout
+
+
+def _catalogue_entry(pairs: list, splits: dict[str, list], split: str) -> dict:
+    """MANIFEST.json's entry for a corpus read from several sources' catalogues (games, objects)."""
+    sources = sorted({p.source for p in pairs})
+    return {
+        "aligned_pairs": len(pairs),
+        "aligned_pairs_by_source": {src: sum(p.source == src for p in pairs) for src in sources},
+        "unique_english": len({p.src for p in pairs}),
+        "by_split": {s: len(v) for s, v in splits.items()},
+        "by_source_and_split": {
+            src: {s: sum(p.source == src for p in v) for s, v in splits.items()} for src in sources
+        },
+        "pages_by_split": {s: len({(p.source, p.page) for p in v}) for s, v in splits.items()},
+        "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in splits.items()},
+        "pairs_by_catalogue": dict(sorted(Counter(f"{p.source}/{p.page}" for p in pairs).items())),
+        "licence": "; ".join(E.LICENCES[src] for src in sources),
+        "split": split,
+    }
 
 
 def _files(data: Path) -> dict[str, Path]:
@@ -121,36 +137,17 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "use": "training only: one French word per English headword (the alternative found most often in the "
         "French of everyday.tsv.gz's training pairs whose English has the headword, then the most frequent)",
     }
-    sources = sorted({p.source for p in games})
-    manifest["files"]["games.tsv.gz"] = {
-        "aligned_pairs": len(games),
-        "aligned_pairs_by_source": {src: sum(p.source == src for p in games) for src in sources},
-        "unique_english": len({p.src for p in games}),
-        "by_split": {s: len(v) for s, v in game_splits.items()},
-        "by_source_and_split": {
-            src: {s: sum(p.source == src for p in game_splits[s]) for s in real.SPLITS} for src in sources
-        },
-        "pages_by_split": {s: len({(p.source, p.page) for p in v}) for s, v in game_splits.items()},
-        "english_words_by_split": {s: sum(len(p.src.split()) for p in v) for s, v in game_splits.items()},
-        "pairs_by_catalogue": dict(sorted(Counter(f"{p.source}/{p.page}" for p in games).items())),
-        "licence": "; ".join(E.LICENCES[src] for src in sources),
-        "split": "Widelands by whole scenario (dev: scenario_atl01.wmf; test: scenario_emp04.wmf; the rest train); "
+    manifest["files"]["games.tsv.gz"] = _catalogue_entry(
+        games,
+        game_splits,
+        "Widelands by whole scenario (dev: scenario_atl01.wmf; test: scenario_emp04.wmf; the rest train); "
         "FreedroidRPG, Freeciv and Warzone 2100 train only (no unit smaller than a catalogue)",
-    }
-    sources = sorted({p.source for p in objects})
-    manifest["files"]["objects.tsv.gz"] = {
-        "aligned_pairs": len(objects),
-        "aligned_pairs_by_source": {src: sum(p.source == src for p in objects) for src in sources},
-        "unique_english": len({p.src for p in objects}),
-        "by_split": {"train": len(object_splits["train"])},
-        "by_source_and_split": {
-            src: {"train": sum(p.source == src for p in object_splits["train"])} for src in sources
-        },
-        "pages_by_split": {"train": len({(p.source, p.page) for p in object_splits["train"]})},
-        "english_words_by_split": {"train": sum(len(p.src.split()) for p in object_splits["train"])},
-        "licence": "; ".join(E.LICENCES[src] for src in sources),
-        "split": "training only (one catalogue each; Tux Paint's stamps are one sentence each)",
-    }
+    )
+    manifest["files"]["objects.tsv.gz"] = _catalogue_entry(
+        objects,
+        {"train": object_splits["train"]},
+        "training only (one catalogue each; Tux Paint's stamps are one sentence each)",
+    )
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {
         "packages": versions,

@@ -77,7 +77,7 @@ def test_wesnoth_catalogues_give_pairs_named_by_campaign(tmp_path):
 def _catalogues(root, package: str, catalogues: dict[str, dict[str, str]]) -> str:
     """Write package's .mo catalogues (name → messages) where GAME_CATALOGUES / OBJECT_CATALOGUES look; its source."""
     source, locale, _ = {**E.GAME_CATALOGUES, **E.OBJECT_CATALOGUES}[package]
-    folder = root / package / locale
+    folder = root / package / locale.format(lang="fr")
     folder.mkdir(parents=True, exist_ok=True)
     for name, messages in catalogues.items():
         (folder / f"{name}.mo").write_bytes(_mo({"": "Content-Type: text/plain; charset=UTF-8\n", **messages}))

@@ -190,9 +190,9 @@ def test_the_build_adds_gnome_apps_ui_and_leaves_the_earlier_files_as_they_were(
     held_en = f"Click the button number {held} to open it."  # a held-out LibreOffice sentence: never trained on
     (work / "inkscape" / C.CATALOGUES_ZH / "inkscape.mo").write_bytes(_mo({held_en: f"点击第{held}个按钮打开它。"}))
     # the objects: a Cataclysm zh_CN catalogue (one message a held-out LibreOffice sentence) and a Tux Paint stamp
-    _, locale, _ = E.OBJECT_CATALOGUES["cataclysm-dda-data"]
-    (work / "cataclysm-dda-data" / locale.replace("/fr/", "/zh_CN/")).mkdir(parents=True)
-    (work / "cataclysm-dda-data" / locale.replace("/fr/", "/zh_CN/") / "cataclysm-dda.mo").write_bytes(
+    catalogues = work / "cataclysm-dda-data" / E.OBJECT_CATALOGUES["cataclysm-dda-data"][1].format(lang="zh_CN")
+    catalogues.mkdir(parents=True)
+    (catalogues / "cataclysm-dda.mo").write_bytes(
         _mo({"A comfortable old sofa.": "一张舒适的旧沙发。", held_en: f"点击第{held}个按钮打开它。"})
     )
     stamps = work / E.STAMPS_PACKAGE / E.STAMPS / "animals"

@@ -39,7 +39,14 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .everyday import OBJECT_CATALOGUES, STAMPS_PACKAGE, catalogue_messages, extract_stamps, extract_wesnoth
+from .everyday import (
+    OBJECT_CATALOGUES,
+    STAMPS_PACKAGE,
+    catalogue_messages,
+    extract_game,
+    extract_stamps,
+    extract_wesnoth,
+)
 from .real import (
     _ACCELERATOR,
     _LETTER,
@@ -250,13 +257,9 @@ def extract_objects_zh(workdir: str | Path) -> list[RealPair]:
     """The zh_CN twins of the French objects corpus (everyday.OBJECT_CATALOGUES' zh_CN catalogues: Cataclysm: Dark
     Days Ahead, gbrainy; Tux Paint's stamp descriptions), message_pairs_zh's rules; workdir holds one folder per
     package."""
-    out = []
-    for package, (source, locale, names) in OBJECT_CATALOGUES.items():
-        folder = Path(workdir) / package / locale.replace("/fr/", "/zh_CN/")
-        for path in sorted(folder.glob("*.mo")):
-            if path.stem in names:
-                out.extend(catalogue_messages(path.read_bytes(), path.stem, source, message_pairs_zh))
-    return out + extract_stamps(Path(workdir) / STAMPS_PACKAGE, "zh_CN", message_pairs_zh)
+    root = Path(workdir)
+    out = [p for name in OBJECT_CATALOGUES for p in extract_game(root / name, name, "zh_CN", message_pairs_zh)]
+    return out + extract_stamps(root / STAMPS_PACKAGE, "zh_CN", message_pairs_zh)
 
 
 # ---------------------------------------------------------------- filters and the split

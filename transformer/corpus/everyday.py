@@ -63,27 +63,27 @@ WESNOTH_PACKAGES = (
 # Whole campaigns held out (the catalogue's name is the unit): The Sceptre of Fire for dev; The South Guard and
 # The Hammer of Thursagan for test
 HELD_OUT = {"wesnoth-sof": "dev", "wesnoth-tsg": "test", "wesnoth-thot": "test"}
-# Four more games' French catalogues (games.tsv.gz): package → (source, catalogue folder, the catalogues read).
+# Four more games' French catalogues (games.tsv.gz): package → (source, catalogue folder of a {lang}, catalogues read).
 # FreedroidRPG's NPC dialogue is the most conversational text Debian ships; Widelands' scenarios and tribes'
 # encyclopedia; Freeciv's civilopedia and messages (not its nation names nor its ruleset editor); Warzone 2100's
 # campaign briefings and messages.
 GAME_CATALOGUES = {
     "freedroidrpg-data": (
         "freedroidrpg",
-        "usr/share/locale/fr/LC_MESSAGES",
+        "usr/share/locale/{lang}/LC_MESSAGES",
         ("freedroidrpg-dialogs", "freedroidrpg-data", "freedroidrpg"),
     ),
-    "widelands-data": ("widelands", "usr/share/games/widelands/data/locale/fr/LC_MESSAGES", None),
-    "freeciv-data": ("freeciv", "usr/share/locale/fr/LC_MESSAGES", ("freeciv-core",)),
-    "warzone2100-data": ("warzone2100", "usr/share/locale/fr/LC_MESSAGES", ("warzone2100",)),
+    "widelands-data": ("widelands", "usr/share/games/widelands/data/locale/{lang}/LC_MESSAGES", None),
+    "freeciv-data": ("freeciv", "usr/share/locale/{lang}/LC_MESSAGES", ("freeciv-core",)),
+    "warzone2100-data": ("warzone2100", "usr/share/locale/{lang}/LC_MESSAGES", ("warzone2100",)),
 }
 # Three more sources (objects.tsv.gz, training only): the French catalogues of Cataclysm: Dark Days Ahead (its
 # items, food, furniture, places and NPC talk: the household words no other game names: "sofa", "kitchen",
 # "coffee", "hospital") and of gbrainy (puzzles and proverbs); Tux Paint's stamps' one-sentence descriptions,
 # written for children ("Grandma's old rag doll.", read by extract_stamps).
 OBJECT_CATALOGUES = {
-    "cataclysm-dda-data": ("cataclysm", "usr/share/locale/fr/LC_MESSAGES", ("cataclysm-dda",)),
-    "gbrainy": ("gbrainy", "usr/share/locale/fr/LC_MESSAGES", ("gbrainy",)),
+    "cataclysm-dda-data": ("cataclysm", "usr/share/locale/{lang}/LC_MESSAGES", ("cataclysm-dda",)),
+    "gbrainy": ("gbrainy", "usr/share/locale/{lang}/LC_MESSAGES", ("gbrainy",)),
 }
 STAMPS_PACKAGE = "tuxpaint-stamps-default"
 STAMPS = "usr/share/tuxpaint/stamps"
@@ -167,15 +167,16 @@ def extract_wesnoth(package_root: str | Path, locale: str = WESNOTH_LOCALE, pair
     return out
 
 
-def extract_game(package_root: str | Path, package: str) -> list[RealPair]:
-    """The pairs of the French catalogues GAME_CATALOGUES (or OBJECT_CATALOGUES) names for one package; the page
-    is the catalogue's name, the unit of the split."""
-    source, locale, names = {**GAME_CATALOGUES, **OBJECT_CATALOGUES}[package]
-    folder = Path(package_root) / locale
+def extract_game(package_root: str | Path, package: str, lang: str = "fr", pairs=None) -> list[RealPair]:
+    """The pairs of the catalogues GAME_CATALOGUES (or OBJECT_CATALOGUES) names for one package, in lang's folder;
+    the page is the catalogue's name, the unit of the split. pairs cuts and filters a message (French: message_pairs
+    without Freeciv's qualifiers; chinese.message_pairs_zh for zh_CN)."""
+    source, folder, names = {**GAME_CATALOGUES, **OBJECT_CATALOGUES}[package]
+    pairs = pairs or _unqualified_pairs
     out = []
-    for path in sorted(folder.glob("*.mo")):
+    for path in sorted((Path(package_root) / folder.format(lang=lang)).glob("*.mo")):
         if names is None or path.stem in names:
-            out.extend(catalogue_messages(path.read_bytes(), path.stem, source, _unqualified_pairs))
+            out.extend(catalogue_messages(path.read_bytes(), path.stem, source, pairs))
     return out
 
 

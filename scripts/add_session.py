@@ -14,8 +14,10 @@ started from the checkpoint's current weights (its card's init_from names the ch
   weights is carried over: the evaluation scripts' --write put each back, measured on the new weights
   (checkpoints/en-fr/README.md lists them);
 - metrics.jsonl gains RUN's rows, their steps counted on and marked ``"session": n``;
-- the tokenizer and config must be the checkpoint's own (a continuation never changes them); snapshots and
-  README.md stay as they are.
+- the tokenizer (ours or Marian's separate ones) and config must be the checkpoint's own (a continuation never
+  changes them); snapshots and README.md stay as they are;
+- a RUN that ``python -m transformer average`` wrote from the run's own checkpoints (its card's ``averaged_from``)
+  has those steps counted on too.
 """
 
 from __future__ import annotations
@@ -34,12 +36,14 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     from safetensors.torch import load_file, save_file
 
     from transformer.checkpoint import _write_json, read_json
+    from transformer.layout import tokenizer_files
+    from transformer.training.average import AVERAGED_FROM
 
     old, new = read_json(target / "card.json"), read_json(run / "card.json")
     start = new.get("init_from") or {}
     if Path(str(start.get("path", ""))).name != target.name or start.get("step") != old["step"]:
         raise SystemExit(f"{run} did not start from {target}'s current weights (its init_from: {start})")
-    for name in ("tokenizer.model", "config.json"):
+    for name in ("config.json", *(tokenizer_files(target) or ())):
         if (run / name).read_bytes() != (target / name).read_bytes():
             raise SystemExit(f"{run}/{name} differs from {target}'s: not a continuation")
     first = old["step"]
@@ -53,6 +57,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     half = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()}
     save_file(half, target / "model.safetensors")
     entry = {"kept": True, "steps": [first, first + new["step"]], **session}
+    averaged = [{**a, "step": first + a["step"]} for a in new.get(AVERAGED_FROM) or ()]
     card = {
         **new,
         "init_from": {**start, "init_from": old.get("init_from")},
@@ -60,6 +65,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
         "session_steps": [*steps, new["step"]],
         "sessions": [*before, entry],
         "weights_dtype": "float16",
+        **({AVERAGED_FROM: averaged} if averaged else {}),
         **({"command": session["command"]} if "command" in session else {}),  # what trained the current weights
     }
     _write_json(target / "card.json", card)

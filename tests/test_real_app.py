@@ -75,7 +75,11 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
         assert EN("realdata.name_libreoffice") in body
         assert EN("realdata.name_apps") in body and EN("realdata.name_kde") in body
         assert node_text(at.get_by_key("translation")).strip()
-        full = json.loads((SHIPPED_ROOT / name / "card.json").read_text(encoding="utf-8"))["real_coref"]
+        card = json.loads((SHIPPED_ROOT / name / "card.json").read_text(encoding="utf-8"))
+        averaged = [f"{a['step']:,}" for a in card.get("averaged_from", ())]  # averaged weights say of which steps
+        shown = EN("realdata.averaged", steps=EN("realdata.list_sep").join(averaged))
+        assert (shown in [c.value for c in at.caption]) == bool(averaged)
+        full = card["real_coref"]
         assert EN("realdata.scores", held_out=f"{full['real']['chrf']:.1f}", gimp=f"{full['gimp']['chrf']:.1f}") in body
         beam = full["beam"]  # each card chose its α on the dev pages and measured its beam search under it
         shown = EN(

@@ -464,6 +464,11 @@ def test_training_summary_from_a_card():
     ]
     many = training_summary({**card, "sessions": sessions, "device": "cuda"})
     assert many.sessions == (Session("cuda", 4.0, 3938), Session("cpu", 90.0, 4472, 2)) and many.minutes == 94.0
+    # weights averaged from several steps (python -m transformer average): those steps; a malformed record: none
+    assert s.averaged == ()
+    averaged = [{"name": "step-00700", "step": 700}, {"name": "tiny", "step": 900}]
+    assert training_summary({**card, "averaged_from": averaged}).averaged == (700, 900)
+    assert training_summary({**card, "averaged_from": [{"step": "700"}, 3]}).averaged == ()
     assert s.real_pairs == entry["libreoffice"]["pairs"] + entry["handbook"]["pairs"] > 40000
     assert [r.name for r in s.real] == ["handbook", "libreoffice"]
     # not a real-text card, or a damaged one: nothing, or what can be read

@@ -246,6 +246,15 @@ def cmd_export_marian(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_average(args: argparse.Namespace) -> int:
+    from .training.average import average_checkpoints
+
+    keep = args.keep_other_files
+    out = average_checkpoints(args.checkpoints, args.out, overwrite=args.overwrite, keep_other_files=keep)
+    print(json.dumps({"out": str(out), "averaged": [str(p) for p in args.checkpoints]}))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m transformer", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -315,6 +324,17 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", required=True, help="the folder to write")
     ex.add_argument("--overwrite", action="store_true", help="replace an existing folder at --out")
     ex.set_defaults(func=cmd_export_marian)
+
+    av = sub.add_parser(
+        "average", help="average the weights of one model's checkpoints taken at different steps (the paper, §6.1)"
+    )
+    av.add_argument("checkpoints", nargs="+", help="two or more checkpoint directories, oldest first")
+    av.add_argument("--out", required=True, help="the checkpoint directory to write (the last input's card, config "
+                    "and tokenizer; the card records what was averaged)")
+    av.add_argument("--overwrite", action="store_true", help="replace an existing checkpoint at --out")
+    av.add_argument("--keep-other-files", action="store_true",
+                    help="keep what --out holds besides the checkpoint's files (README.md, snapshots/, metrics)")
+    av.set_defaults(func=cmd_average)
     return p
 
 

@@ -119,6 +119,8 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
                 sessions=tr("realdata.list_sep").join(_session(x, tr) for x in summary.sessions),
             )
         )
+        if summary.averaged:
+            st.caption(tr("realdata.averaged", steps=tr("realdata.list_sep").join(f"{x:,}" for x in summary.averaged)))
 
 
 def _scores(sc: Scores, tr: Translator, lines: str) -> None:

@@ -57,6 +57,7 @@ class TrainingSummary:
     steps: int
     sessions: tuple[Session, ...]
     scores: Scores | None = None
+    averaged: tuple[int, ...] = ()  # the steps whose weights were averaged into these (card "averaged_from")
 
     @property
     def real_pairs(self) -> int:
@@ -140,6 +141,16 @@ def sessions_of(card: dict[str, Any]) -> tuple[Session, ...]:
     )
 
 
+def averaged_steps(card: dict[str, Any]) -> tuple[int, ...]:
+    """The training steps whose weights the card's weights average (``python -m transformer average``), oldest
+    first; () when they were not averaged (or the record is malformed)."""
+    entries = card.get("averaged_from")
+    if not isinstance(entries, list):
+        return ()
+    steps = [e.get("step") if isinstance(e, dict) else None for e in entries]
+    return tuple(steps) if all(isinstance(x, int) and not isinstance(x, bool) for x in steps) else ()
+
+
 def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
     """The summary of a card whose run mixed real text in, else None (malformed parts read as empty)."""
     if not isinstance(card, dict):
@@ -170,6 +181,7 @@ def training_summary(card: dict[str, Any]) -> TrainingSummary | None:
         _num(card.get("step")),
         sessions_of(card),
         scores_of(card),
+        averaged_steps(card),
     )
 
 

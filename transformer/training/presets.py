@@ -299,7 +299,10 @@ EN_FR_OBJECTS = dataclasses.replace(
 # an epoch). A fresh Adam: peak 0.2 * 256^-0.5 * 400^-0.5 = 6.3e-4 at step 400. At most 70 minutes of loop;
 # resumable from last/ (every 100 steps). Set before the run: it replaces checkpoints/en-zh only if it scores the
 # better BLEU on the 1,031 dev sentences of the Chinese corpora (scripts/evaluate_zh.py --dev; en-zh: 17.82) and
-# its held-out pages keep BLEU >= 25 and chrF >= 30.
+# its held-out pages keep BLEU >= 25 and chrF >= 30. Three candidates, the best on those dev sentences taken (set
+# while it ran, before any was scored): its final weights; the average of its last five checkpoints, copied from
+# last/ every 10 minutes (python -m transformer average; the paper's §6.1); the average of its final weights and
+# en-zh's.
 EN_ZH_OBJECTS = dataclasses.replace(
     continued_on_cpu(EN_ZH_MORE, "checkpoints/en-zh", lr_factor=0.2, time_limit_s=4200.0),
     real_data=(*EN_ZH_MORE.real_data, "zh/objects"),

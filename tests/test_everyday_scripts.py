@@ -109,3 +109,25 @@ def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp
     # the same run again: it no longer starts from the checkpoint's weights
     with pytest.raises(SystemExit, match="did not start from"):
         m.main([str(run), str(tiny)])
+
+
+def test_add_session_continues_a_separate_vocabulary_checkpoint(tmp_path):
+    """An en-zh checkpoint (source.spm, target.spm and two vocabularies, no tokenizer.model) takes a continuation
+    as its next session; a run whose target vocabulary differs is refused as no continuation."""
+    import json
+
+    from zh_fixture import make_en_zh_checkpoint
+
+    target = make_en_zh_checkpoint(tmp_path / "en-zh")
+    card = json.loads((target / "card.json").read_text(encoding="utf-8"))
+    run = shutil.copytree(target, tmp_path / "run")
+    run_card = {"step": 3, "init_from": {"name": "en-zh", "path": str(target), "step": card["step"]}}
+    (run / "card.json").write_text(json.dumps(run_card), encoding="utf-8")
+    (run / "metrics.jsonl").write_text('{"step": 3, "loss": 2.0}\n', encoding="utf-8")
+    m = _script("add_session")
+    changed = shutil.copytree(run, tmp_path / "changed")
+    (changed / "target_vocab.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(SystemExit, match="target_vocab.json differs"):
+        m.main([str(changed), str(target)])
+    assert m.main([str(run), str(target), "--session", '{"device": "cpu", "minutes": 1.0}']) == 0
+    assert load_checkpoint(target).card["session_steps"] == [card["step"], 3]

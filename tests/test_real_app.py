@@ -108,8 +108,8 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
 
 
 def test_the_chinese_model_shows_its_bleu_on_text_it_never_saw(monkeypatch):
-    """en-zh's short card gives the BLEU its goals are set in (evaluate_zh.py's figures), greedy and beam, and its
-    one GPU session; in the Chinese interface too."""
+    """en-zh's short card gives the BLEU its goals are set in (evaluate_zh.py's figures), greedy and beam, its
+    GPU and CPU sessions and the steps its weights average; in the Chinese interface too."""
     from pages._ui.i18n import Translator
 
     ZH = Translator("zh")
@@ -126,7 +126,11 @@ def test_the_chinese_model_shows_its_bleu_on_text_it_never_saw(monkeypatch):
         assert tr("zh.scores_beam", beam=4, alpha=f"{card['decoding']['alpha']:g}", **shown) in body
         every = {"greedy": f"{greedy['everyday_test']['bleu']:.1f}", "beam": f"{beam['everyday_test']['bleu']:.1f}"}
         assert tr("zh.scores_everyday", **every) in body
-        assert tr("realdata.on_gpu", minutes=5.0) in " ".join(c.value for c in at.caption)
+        captions = " ".join(c.value for c in at.caption)
+        assert tr("realdata.on_gpu", minutes=5.0) in captions  # session 1; session 2 on the CPU, averaged
+        assert tr("realdata.on_cpu", minutes=70.0, threads=2) in captions
+        steps = tr("realdata.list_sep").join(f"{a['step']:,}" for a in card["averaged_from"])
+        assert tr("realdata.averaged", steps=steps) in captions
 
 
 def test_the_beam_slider_searches_with_the_length_penalty_the_card_chose():

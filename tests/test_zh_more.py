@@ -248,6 +248,10 @@ def test_en_zh_more_preset_adds_the_new_corpora_to_en_zh():
     assert cpu.init_from == "checkpoints/en-zh" and cpu.real_data == more.real_data
     assert (cpu.batch_tokens, cpu.checkpoint_every, cpu.snapshot_steps) == (8000, 100, ())
     assert cpu.time_limit_s > 0
+    # en-zh's second session: the CPU continuation with the everyday Chinese text beside the same five corpora
+    objects = PRESETS["en-zh-objects"]
+    assert objects.init_from == "checkpoints/en-zh" and objects.real_data == (*more.real_data, "zh/objects")
+    assert (objects.batch_tokens, objects.checkpoint_every, objects.real_repeat) == (8000, 100, more.real_repeat)
 
 
 def test_committed_zh_objects_corpus():

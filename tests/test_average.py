@@ -95,3 +95,31 @@ def test_the_command_line_averages_an_imported_opus_mt_model(tiny_marian_root, t
     for name in ("source.spm", "target.spm", "vocab.json"):
         assert (tmp_path / "avg" / name).read_bytes() == (src / name).read_bytes()
     assert main(["average", str(src), str(tmp_path / "nowhere"), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_a_run_keeps_its_latest_weights_and_writes_their_average(tmp_path):
+    """TrainConfig.average_every: the trainer keeps the weights every N steps (the latest average_last - 1), and the
+    end of the run writes averaged/, the mean of them and the final weights; the run's own checkpoint stays its
+    final weights, and the folder is still one the trainer may overwrite (without the old run's weights)."""
+    import dataclasses
+
+    from transformer.training import PRESETS, Trainer
+    from transformer.training.average import average_state
+
+    cfg = dataclasses.replace(PRESETS["tiny"], steps=50, average_every=10, average_last=3, snapshot_steps=())
+    run = tmp_path / "run"
+    Trainer(cfg, run).train()
+    kept = sorted((run / "average").iterdir())
+    assert [k.name for k in kept] == ["step-000030", "step-000040"]
+    averaged = load_checkpoint(run / "averaged")
+    steps = [a["step"] for a in averaged.card[AVERAGED_FROM]]
+    assert steps == [30, 40, 50] and load_checkpoint(run).card["step"] == 50
+    mean, _ = average_state([*kept, run])
+    for name, tensor in _unique_state(averaged.model).items():
+        torch.testing.assert_close(tensor, mean[name])
+    final = _unique_state(load_checkpoint(run).model)
+    assert not torch.equal(final["src_embed.weight"], mean["src_embed.weight"])
+    # the folder is still ours to overwrite, and a new run over it averages only its own weights
+    Trainer(dataclasses.replace(cfg, steps=20), run, overwrite=True).train()
+    assert [k.name for k in (run / "average").iterdir()] == ["step-000010"]
+    assert [a["step"] for a in load_checkpoint(run / "averaged").card[AVERAGED_FROM]] == [10, 20]

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .layout import (
+    AVERAGE_DIR,
+    AVERAGED_DIR,
     MARIAN_SEPARATE_FILES,
     RESUME_DIR,
     SNAPSHOT_DIR,
@@ -38,9 +40,9 @@ EXPORT_FILES = frozenset(
     }
 )
 # what a checkpoint folder may hold besides its required files: extra JSON / safetensors (resume state),
-# training logs, its card's README, the training lock, and the snapshots/ and last/ folders
+# training logs, its card's README, the training lock, and the snapshots/, last/, average/ and averaged/ folders
 CHECKPOINT_SUFFIXES = (".json", ".jsonl", ".safetensors", ".model", ".spm", ".md")
-CHECKPOINT_DIRS = frozenset({SNAPSHOT_DIR, RESUME_DIR})
+CHECKPOINT_DIRS = frozenset({SNAPSHOT_DIR, RESUME_DIR, AVERAGE_DIR, AVERAGED_DIR})
 CHECKPOINT_HIDDEN = frozenset({".train.lock"})
 
 

@@ -116,7 +116,8 @@ def cmd_train(args: argparse.Namespace, argv: list[str] | None = None) -> int:
 
     cfg = PRESETS[args.preset]
     changes: dict[str, Any] = {}
-    for name in ("steps", "batch_tokens", "lr_factor", "warmup_steps", "label_smoothing", "clip_norm", "seed"):
+    names = ("steps", "batch_tokens", "lr_factor", "warmup_steps", "label_smoothing", "clip_norm", "seed")
+    for name in (*names, "average_every", "average_last"):
         value = getattr(args, name)
         if value is not None:
             changes[name] = value
@@ -296,6 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--clip-norm", type=float)
     t.add_argument("--seed", type=int)
     t.add_argument("--snapshots", help="comma-separated steps at which to keep a snapshot, e.g. 0,100,300")
+    t.add_argument(
+        "--average-every", type=int, help="keep the weights every N steps and write averaged/ at the end (§6.1)"
+    )
+    t.add_argument("--average-last", type=int, help="how many checkpoints averaged/ averages, the final one included")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.add_argument("--no-evaluate", action="store_true", help="skip the evaluation written into card.json")
     t.set_defaults(func=cmd_train)

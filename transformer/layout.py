@@ -33,6 +33,8 @@ OPTIMIZER_FILE = "optimizer.safetensors"
 TRAINER_STATE = "trainer_state.json"
 RESUME_DIR = "last"
 SNAPSHOT_DIR = "snapshots"
+AVERAGE_DIR = "average"  # a run's weights kept every TrainConfig.average_every steps, for averaging
+AVERAGED_DIR = "averaged"  # the checkpoint averaged from them and the final weights
 ENV_ROOT = "TRANSFORMER_CHECKPOINTS"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from ..atomic import OverwriteError, check_replaceable, is_our_checkpoint
 from ..checkpoint import load_checkpoint, read_safetensors, save_checkpoint
 from ..config import TransformerConfig
-from ..layout import OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
+from ..layout import AVERAGE_DIR, AVERAGED_DIR, OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
 from ..model import Transformer
 from ..options import CallOptions
 from ..tokenizer import Tokenizer, TokenizerBase, train_separate
@@ -153,6 +153,8 @@ class Trainer:
         # times in examples: the same objects), so that the app's rare-word note counts sentences, not repeats
         self.vocabulary = training_vocabulary(list({id(ex): ex for ex in examples}.values()))
         saved_optimizer = None
+        if self.is_main and not (resume.exists() and not self.overwrite):  # fresh: no other run's weights averaged
+            shutil.rmtree(self.out / AVERAGE_DIR, ignore_errors=True)
         if resume.exists() and not self.overwrite:
             ckpt = load_checkpoint(resume)
             self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
@@ -249,6 +251,24 @@ class Trainer:
         for cb in self.callbacks:
             cb.on_checkpoint(self.step, path, kind)
 
+    def _keep_for_average(self, wall: float) -> None:
+        """Keep the weights of this step in average/ (config.average_every), the latest average_last - 1 only."""
+        if not self.is_main:
+            return
+        keep = self.out / AVERAGE_DIR
+        save_checkpoint(keep / f"step-{self.step:06d}", self.model, self.tokenizer, self.card(wall), overwrite=True)
+        for old in sorted(keep.glob("step-*"))[: -max(self.config.average_last - 1, 1)]:
+            shutil.rmtree(old)
+
+    def _write_average(self) -> None:
+        """averaged/: the mean of the kept weights and the final ones (transformer.training.average)."""
+        final = f"step-{self.step:06d}"  # a run whose time ran out on a kept step: those weights once
+        kept = [k for k in sorted((self.out / AVERAGE_DIR).glob("step-*")) if k.name != final]
+        if self.is_main and kept:
+            from .average import average_checkpoints
+
+            average_checkpoints([*kept, self.out], self.out / AVERAGED_DIR, overwrite=True)
+
     def _snapshot_model(self) -> Transformer:
         """The model as a snapshot stores it: itself, or a half-precision copy (config.snapshot_dtype)."""
         dtype = self.config.snapshot_dtype
@@ -342,6 +362,8 @@ class Trainer:
                 cb.on_step(event)
             if self.step in cfg.snapshot_steps:
                 self._save(CheckpointKind.SNAPSHOT, now - start)
+            if cfg.average_every > 0 and self.step % cfg.average_every == 0 and self.step < cfg.steps:
+                self._keep_for_average(now - start)
             if cfg.time_limit_s > 0 and self._out_of_time(now - start):
                 timed_out = True
                 break
@@ -356,6 +378,7 @@ class Trainer:
             if timed_out:
                 summary["time_limited"] = extra["time_limited"] = True
             self._save(CheckpointKind.FINAL, wall, extra)
+            self._write_average()
         else:
             self._save(CheckpointKind.RESUME, wall)
         for cb in self.callbacks:

@@ -66,6 +66,12 @@ class TrainConfig:
     # 0.9995 for Chinese); stored as source.spm + target.spm + vocab.json + target_vocab.json (transformer/layout.py)
     tgt_vocab_size: int = 0
     tgt_character_coverage: float = 0.9995
+    # > 0: every this many steps the weights (float32) are kept in average/step-NNNNNN/, the latest average_last - 1
+    # of them; the end of the run then also writes averaged/, the checkpoint whose weights are their mean with the
+    # final weights (python -m transformer average; the paper, §6.1, averages its last 5 checkpoints, written at
+    # 10-minute intervals). The run's own checkpoint stays its final weights: which one to keep is the preset's rule
+    average_every: int = 0
+    average_last: int = 5
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -36,8 +36,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     from safetensors.torch import load_file, save_file
 
     from transformer.checkpoint import _write_json, read_json
-    from transformer.layout import tokenizer_files
-    from transformer.training.average import AVERAGED_FROM
+    from transformer.layout import AVERAGED_FROM, tokenizer_files
 
     old, new = read_json(target / "card.json"), read_json(run / "card.json")
     start = new.get("init_from") or {}

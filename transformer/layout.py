@@ -35,6 +35,7 @@ RESUME_DIR = "last"
 SNAPSHOT_DIR = "snapshots"
 AVERAGE_DIR = "average"  # a run's weights kept every TrainConfig.average_every steps, for averaging
 AVERAGED_DIR = "averaged"  # the checkpoint averaged from them and the final weights
+AVERAGED_FROM = "averaged_from"  # card.json of averaged weights: [{"name": folder, "step": step}, ...], oldest first
 ENV_ROOT = "TRANSFORMER_CHECKPOINTS"
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
+from ..layout import AVERAGED_FROM
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def sessions_of(card: dict[str, Any]) -> tuple[Session, ...]:
 def averaged_steps(card: dict[str, Any]) -> tuple[int, ...]:
     """The training steps whose weights the card's weights average (``python -m transformer average``), oldest
     first; () when they were not averaged (or the record is malformed)."""
-    entries = card.get("averaged_from")
+    entries = card.get(AVERAGED_FROM)
     if not isinstance(entries, list):
         return ()
     steps = [e.get("step") if isinstance(e, dict) else None for e in entries]

@@ -22,11 +22,11 @@ from safetensors.torch import save_file
 from torch import Tensor
 
 from ..atomic import OverwriteError, is_our_checkpoint, write_folder
-from ..checkpoint import CheckpointError, _unique_state, _write_json, load_checkpoint
-from ..layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, is_checkpoint_dir, tokenizer_files
+from ..checkpoint import _SAFETENSORS_DTYPES, CheckpointError, _unique_state, _write_json, load_checkpoint
+from ..layout import AVERAGED_FROM, CARD_FILE, CONFIG_FILE, MODEL_FILE, is_checkpoint_dir, tokenizer_files
 
-AVERAGED_FROM = "averaged_from"  # card.json: [{"name": folder, "step": its step}, ...], oldest first
-_STORED = {"F16": torch.float16, "BF16": torch.bfloat16, "F32": torch.float32}
+__all__ = ["AVERAGED_FROM", "average_checkpoints", "average_state"]
+_STORED = {name: dtype for dtype, name in _SAFETENSORS_DTYPES.items() if dtype.is_floating_point}
 
 
 def _stored_dtype(path: Path) -> torch.dtype:
@@ -59,10 +59,15 @@ def average_state(paths: Sequence[str | Path]) -> tuple[dict[str, Tensor], list[
 
     Raises CheckpointError for fewer than two inputs, an input that does not load, or inputs of different models.
     """
-    paths = [Path(p) for p in paths]
+    state, record, _ = _average([Path(p) for p in paths])
+    return state, record
+
+
+def _average(paths: list[Path]) -> tuple[dict[str, Tensor], list[dict[str, Any]], tuple[str, ...]]:
+    """average_state's mean and record, and the config and tokenizer file names all inputs share."""
     if len(paths) < 2:
         raise CheckpointError("averaging needs at least two checkpoints")
-    _same_files(paths)
+    names = _same_files(paths)
     total: dict[str, Tensor] = {}
     record = []
     for path in paths:
@@ -71,7 +76,7 @@ def average_state(paths: Sequence[str | Path]) -> tuple[dict[str, Tensor], list[
             total[name] = total.get(name, 0) + tensor.float()
         step = ckpt.card.get("step")
         record.append({"name": path.resolve().name, "step": step if isinstance(step, int) else None})
-    return {name: t / len(paths) for name, t in total.items()}, record
+    return {name: t / len(paths) for name, t in total.items()}, record, names
 
 
 def average_checkpoints(
@@ -86,11 +91,11 @@ def average_checkpoints(
             snapshots/ and metrics.jsonl).
     """
     paths = [Path(p) for p in paths]
-    state, record = average_state(paths)
+    state, record, names = _average(paths)
     last = paths[-1]
     dtype = _stored_dtype(last)
     state = {k: v.to(dtype) for k, v in state.items()}
-    copied = {name: (last / name).read_bytes() for name in _same_files(paths)}
+    copied = {name: (last / name).read_bytes() for name in names}
     card = json.loads((last / CARD_FILE).read_text(encoding="utf-8"))
     card[AVERAGED_FROM] = record
 

@@ -153,9 +153,10 @@ class Trainer:
         # times in examples: the same objects), so that the app's rare-word note counts sentences, not repeats
         self.vocabulary = training_vocabulary(list({id(ex): ex for ex in examples}.values()))
         saved_optimizer = None
-        if self.is_main and not (resume.exists() and not self.overwrite):  # fresh: no other run's weights averaged
+        resuming = resume.exists() and not self.overwrite
+        if self.is_main and not resuming:  # a fresh run: no other run's kept weights join its average
             shutil.rmtree(self.out / AVERAGE_DIR, ignore_errors=True)
-        if resume.exists() and not self.overwrite:
+        if resuming:
             ckpt = load_checkpoint(resume)
             self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
             self.init_card = ckpt.card.get("init_from")
@@ -262,9 +263,11 @@ class Trainer:
 
     def _write_average(self) -> None:
         """averaged/: the mean of the kept weights and the final ones (transformer.training.average)."""
+        if not self.is_main:
+            return
         final = f"step-{self.step:06d}"  # a run whose time ran out on a kept step: those weights once
         kept = [k for k in sorted((self.out / AVERAGE_DIR).glob("step-*")) if k.name != final]
-        if self.is_main and kept:
+        if kept:
             from .average import average_checkpoints
 
             average_checkpoints([*kept, self.out], self.out / AVERAGED_DIR, overwrite=True)

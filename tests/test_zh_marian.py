@@ -15,6 +15,7 @@ from pages._ui.entry import SECTIONS
 from transformer.checkpoint import load_checkpoint
 from transformer.cli import main
 from transformer.inspection.languages import language_pair
+from transformer.tokenizer import folds_full_width, restore_full_width
 
 ATOL = 5e-5
 
@@ -40,7 +41,8 @@ def test_a_chinese_target_imports_with_its_own_vocabulary_and_reads_as_hugging_f
         _, target = tok.target_ids(text)
         assert target == hf_tok(text_target=text).input_ids, text
         assert tok.target_pieces(target) == hf_tok.convert_ids_to_tokens(target)
-        assert tok.decode(target) == hf_tok.decode(target, skip_special_tokens=True)
+        # Hugging Face's decode keeps the "," sentencepiece folded "，" into; ours puts "，" back after Chinese
+        assert tok.decode(target) == restore_full_width(hf_tok.decode(target, skip_special_tokens=True))
     assert any("\u4e00" <= ch <= "\u9fff" for p in tok.target_pieces(range(tok.target_vocab_size)) for ch in p)
     # teacher-forced logits as Hugging Face's model computes them
     hf = MarianMTModel.from_pretrained(src, attn_implementation="eager").eval()
@@ -91,3 +93,39 @@ def test_an_en_zh_checkpoint_exports_as_a_marian_folder_with_separate_vocabulari
             torch.testing.assert_close(
                 ckpt.model(x, y).logits, hf(input_ids=x, decoder_input_ids=y).logits, atol=ATOL, rtol=0
             )
+
+
+def test_decoding_puts_back_the_full_width_punctuation_the_normalization_folded(zh_marian):
+    """sentencepiece's nmt_nfkc folds "，：？！；" into ASCII on the way in; decoding a Chinese target writes them
+    full-width again after Chinese characters, and leaves numbers, English and French alone."""
+    src, root = zh_marian
+    tok, hf_tok = load_checkpoint(root / "opus-mt-en-zh").tokenizer, HFMarianTokenizer.from_pretrained(src)
+    text = "这个猫太累了，所以它留在家里。"  # (the tiny vocabulary knows no other mark)
+    _, target = tok.target_ids(text)
+    assert "，" not in "".join(tok.target_pieces(target))  # what the model reads and writes: ","
+    assert hf_tok.decode(target, skip_special_tokens=True) == text.replace("，", ",")
+    assert tok.decode(target) == text
+    assert restore_full_width("图像, GIMP 使用: 真的吗? 是的! 好;") == "图像，GIMP 使用：真的吗？是的！好；"
+    for kept in ("1,000 个", "Il fait beau, non?", "选择 File, Open", "图层 (Layer)"):
+        assert restore_full_width(kept) == kept
+
+
+def test_a_sentencepiece_model_that_keeps_full_width_punctuation_is_decoded_as_written():
+    import io
+
+    import sentencepiece as spm
+
+    en, zh = sentences_zh()
+    models = {}
+    for rule in ("nmt_nfkc", "identity"):
+        buffer = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(zh),
+            model_writer=buffer,
+            vocab_size=100,
+            normalization_rule_name=rule,
+            hard_vocab_limit=False,
+            minloglevel=2,
+        )
+        models[rule] = spm.SentencePieceProcessor(model_proto=buffer.getvalue())
+    assert folds_full_width(models["nmt_nfkc"]) and not folds_full_width(models["identity"])

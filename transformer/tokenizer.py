@@ -34,6 +34,28 @@ PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
 
 
+# sentencepiece's default normalization (nmt_nfkc) folds full-width punctuation into ASCII, so a Chinese target
+# loses its "，：；？！" on the way in and a model trained on it writes "," where its references have "，" (en-zh's
+# translations did: "她打开了门,进入了房。"). Decoding puts back what the normalization took, as Chinese is written
+# (GB/T 15834), after a Chinese character or closing mark only: "1,000", "A, B" and French are left as they are, and
+# parentheses, which Chinese help text writes either way around English terms, stay as the model wrote them. Only a
+# tokenizer whose model folds "，" does it.
+_ASCII_PUNCT = ",:;?!"
+_FULL_WIDTH = dict(zip(_ASCII_PUNCT, "，：；？！"))
+_AFTER_CJK = re.compile("(?<=[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef”’」』》])([,:;?!]) ?")
+
+
+def restore_full_width(text: str) -> str:
+    """Text with the ASCII ,:;?! that follow Chinese characters written full-width (and the space after one
+    dropped), undoing what sentencepiece's normalization did to a Chinese target."""
+    return _AFTER_CJK.sub(lambda m: _FULL_WIDTH[m.group(1)], text)
+
+
+def folds_full_width(sp: spm.SentencePieceProcessor) -> bool:
+    """Whether sp's normalization turns "，" into ",": then its decoded text needs restore_full_width."""
+    return "，" not in sp.normalize("，")
+
+
 class TokenizerError(ValueError):
     """A tokenizer file that is unreadable, or does not fit the model."""
 
@@ -153,6 +175,7 @@ class Tokenizer(TokenizerBase):
         self.special = SpecialIds(PAD_ID, UNK_ID, BOS_ID, EOS_ID)
         self.sp = processor
         self.model_bytes = model_bytes
+        self._restore = folds_full_width(processor)
         ids = (processor.pad_id(), processor.unk_id(), processor.bos_id(), processor.eos_id())
         if ids != (PAD_ID, UNK_ID, BOS_ID, EOS_ID):
             raise TokenizerError(f"tokenizer special ids are {ids}, expected (0, 1, 2, 3)")
@@ -183,7 +206,8 @@ class Tokenizer(TokenizerBase):
     encode_target = encode  # one vocabulary for both sides
 
     def decode(self, ids: Iterable[int]) -> str:
-        return self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
+        text = self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
+        return restore_full_width(text) if self._restore else text
 
     def source_pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
@@ -334,6 +358,7 @@ class MarianTokenizer(TokenizerBase):
         self._rows = vocab_size
         self._target_rows = vocab_size if target_vocab_size is None else target_vocab_size
         self.language_codes = frozenset(p for p in self.vocab if p.startswith(">>") and p.endswith("<<"))
+        self._restore = folds_full_width(self.target_sp if self.separate_vocabularies else self.source_sp)
 
     @classmethod
     def from_files(
@@ -403,10 +428,13 @@ class MarianTokenizer(TokenizerBase):
 
     def decode(self, ids: Iterable[int]) -> str:
         """As Hugging Face's decode(skip_special_tokens=True): pad, start, end and <unk> are dropped. Like it,
-        one shared vocabulary joins the pieces with source.spm, separate vocabularies with target.spm."""
+        one shared vocabulary joins the pieces with source.spm, separate vocabularies with target.spm. Unlike it,
+        the full-width punctuation the sentencepiece model folded is put back after Chinese characters
+        (restore_full_width)."""
         drop = (self.special.pad, self.special.bos, self.special.eos, self.special.unk)
         sp = self.target_sp if self.separate_vocabularies else self.source_sp
-        return self._decode(sp, self.target_pieces(i for i in ids if i not in drop))
+        text = self._decode(sp, self.target_pieces(i for i in ids if i not in drop))
+        return restore_full_width(text) if self._restore else text
 
     def decode_source(self, ids: Iterable[int]) -> str:
         """Source ids as text (source.spm), dropping the same special tokens as decode."""

@@ -314,6 +314,19 @@ EN_ZH_OBJECTS = dataclasses.replace(
     real_data=(*EN_ZH_MORE.real_data, "zh/objects"),
 )
 
+# en-zh's third session, on the CPU (no GPU lent that day): en-zh's (session 2's averaged) weights continued on
+# en-zh-objects' six corpora at half its lr, because the third session tried at 0.2 (4 December) re-warmed Adam to
+# 6.3e-4 and lost the average's gain: peak 0.1 * 256^-0.5 * 400^-0.5 = 3.1e-4 at step 400 (session 2 ended at
+# 2.5e-4), 1.1e-4 by 3,000. The trainer keeps the weights every 300 steps and averages its last five (averaged/).
+# At most 80 minutes of loop; resumable from last/ (every 100 steps). Set before the run: its final weights and
+# its averaged/ are the two candidates; the better on the dev pages (scripts/evaluate_zh.py --dev) replaces
+# checkpoints/en-zh only if it beats the shipped 20.15.
+EN_ZH_LOW_LR = dataclasses.replace(
+    continued_on_cpu(EN_ZH_OBJECTS, "checkpoints/en-zh", lr_factor=0.1, time_limit_s=4800.0),
+    average_every=300,
+    average_last=5,
+)
+
 PRESETS: dict[str, TrainConfig] = {
     # checkpoints/coref-en-fr, the default before real-coref.
     "coref": COREF,
@@ -332,6 +345,8 @@ PRESETS: dict[str, TrainConfig] = {
     "en-zh-cpu": EN_ZH_CPU,
     # en-zh continued on a CPU with the everyday Chinese text (see EN_ZH_OBJECTS above)
     "en-zh-objects": EN_ZH_OBJECTS,
+    # en-zh continued on the CPU at half en-zh-objects' lr, with the trainer's averaging (see EN_ZH_LOW_LR above)
+    "en-zh-low-lr": EN_ZH_LOW_LR,
     # checkpoints/coref-en-fr-encoder: a model whose encoder resolves "it". One decoder layer, and every
     # cross-attention head's rows that write il/elle and the connective pulled onto their English words,
     # leave the encoder as the only place where the antecedent can be found (see its README).

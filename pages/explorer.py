@@ -82,6 +82,8 @@ def words_tab(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.words.rule"))
     if writes_without_spaces(target_language(ctx.checkpoint.card)):
         st.caption(tr("zh.words_rule"))
+        if ctx.checkpoint.tokenizer.restores_full_width:
+            st.caption(tr("zh.words_full_width"))
     choice = head_picker(PICK, ctx.checkpoint, tr, kinds=KINDS, default_kind=default_kind(ctx.checkpoint))
     show_view(WordsView(choice), ctx, tr, "words")
 

@@ -81,6 +81,8 @@ class TokenizerBase(ABC):
     (the same on the source and the target side, also where the vocabularies are separate)."""
 
     special: SpecialIds
+    # whether decode writes back the full-width punctuation the target's sentencepiece model folds (restore_full_width)
+    restores_full_width: bool = False
 
     @property
     @abstractmethod
@@ -175,7 +177,7 @@ class Tokenizer(TokenizerBase):
         self.special = SpecialIds(PAD_ID, UNK_ID, BOS_ID, EOS_ID)
         self.sp = processor
         self.model_bytes = model_bytes
-        self._restore = folds_full_width(processor)
+        self.restores_full_width = folds_full_width(processor)
         ids = (processor.pad_id(), processor.unk_id(), processor.bos_id(), processor.eos_id())
         if ids != (PAD_ID, UNK_ID, BOS_ID, EOS_ID):
             raise TokenizerError(f"tokenizer special ids are {ids}, expected (0, 1, 2, 3)")
@@ -207,7 +209,7 @@ class Tokenizer(TokenizerBase):
 
     def decode(self, ids: Iterable[int]) -> str:
         text = self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
-        return restore_full_width(text) if self._restore else text
+        return restore_full_width(text) if self.restores_full_width else text
 
     def source_pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
@@ -358,7 +360,7 @@ class MarianTokenizer(TokenizerBase):
         self._rows = vocab_size
         self._target_rows = vocab_size if target_vocab_size is None else target_vocab_size
         self.language_codes = frozenset(p for p in self.vocab if p.startswith(">>") and p.endswith("<<"))
-        self._restore = folds_full_width(self.target_sp if self.separate_vocabularies else self.source_sp)
+        self.restores_full_width = folds_full_width(self.target_sp if self.separate_vocabularies else self.source_sp)
 
     @classmethod
     def from_files(
@@ -434,7 +436,7 @@ class MarianTokenizer(TokenizerBase):
         drop = (self.special.pad, self.special.bos, self.special.eos, self.special.unk)
         sp = self.target_sp if self.separate_vocabularies else self.source_sp
         text = self._decode(sp, self.target_pieces(i for i in ids if i not in drop))
-        return restore_full_width(text) if self._restore else text
+        return restore_full_width(text) if self.restores_full_width else text
 
     def decode_source(self, ids: Iterable[int]) -> str:
         """Source ids as text (source.spm), dropping the same special tokens as decode."""

@@ -42,7 +42,8 @@ SPECIAL_PIECES = ("<pad>", "<unk>", "<s>", "</s>")
 # tokenizer whose model folds "，" does it.
 _ASCII_PUNCT = ",:;?!"
 _FULL_WIDTH = dict(zip(_ASCII_PUNCT, "，：；？！"))
-_AFTER_CJK = re.compile("(?<=[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef”’」』》])([,:;?!]) ?")
+_CJK_BEFORE = "\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef”’」』》"  # Chinese characters, marks, closers
+_AFTER_CJK = re.compile(f"(?<=[{_CJK_BEFORE}])([{re.escape(_ASCII_PUNCT)}]) ?")
 
 
 def restore_full_width(text: str) -> str:

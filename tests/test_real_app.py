@@ -133,6 +133,29 @@ def test_the_chinese_model_shows_its_bleu_on_text_it_never_saw(monkeypatch):
         assert tr("realdata.averaged", steps=steps) in captions
 
 
+def test_the_chinese_model_writes_chinese_punctuation_and_its_card_was_measured_so():
+    """en-zh's target sentencepiece folds "，" into ","; its translations (live, and those its card's figures were
+    measured on) write ，：；？！ after Chinese characters, never the ASCII marks."""
+    import re
+
+    import torch
+
+    from transformer.checkpoint import load_checkpoint
+    from transformer.evaluate_real import translate
+
+    ascii_after_chinese = re.compile("[\u4e00-\u9fff][,:;?!]")
+    ckpt = load_checkpoint(SHIPPED_ROOT / "en-zh")
+    assert ckpt.tokenizer.restores_full_width
+    with torch.inference_mode():
+        out = translate(ckpt.model, ckpt.tokenizer, ["She opened the door and went into the kitchen."])[0]
+    assert "，" in out and not ascii_after_chinese.search(out), out
+    for search in ("zh_eval", "zh_eval_beam"):
+        for name in ("held_out", "gimp", "everyday_test"):
+            shown = [e["translation"] for e in ckpt.card[search][name]["examples"]]
+            assert not any(ascii_after_chinese.search(t) for t in shown), (search, name)
+    assert any("，" in t for t in shown)
+
+
 def test_the_beam_slider_searches_with_the_length_penalty_the_card_chose():
     """real-kde-align's card chose α on its dev pages (scripts/sweep_length_penalty.py --write); at beam 4 the app
     translates with it (here a dev sentence whose translation α changes), and the slider's help says so."""

@@ -85,6 +85,10 @@ class TokenizerBase(ABC):
     # whether decode writes back the full-width punctuation the target's sentencepiece model folds (restore_full_width)
     restores_full_width: bool = False
 
+    def _as_written(self, text: str) -> str:
+        """Decoded target text, with the full-width punctuation written back where this tokenizer folds it."""
+        return restore_full_width(text) if self.restores_full_width else text
+
     @property
     @abstractmethod
     def vocab_size(self) -> int:
@@ -209,8 +213,7 @@ class Tokenizer(TokenizerBase):
     encode_target = encode  # one vocabulary for both sides
 
     def decode(self, ids: Iterable[int]) -> str:
-        text = self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)])
-        return restore_full_width(text) if self.restores_full_width else text
+        return self._as_written(self.sp.decode([i for i in ids if i not in (PAD_ID, BOS_ID, EOS_ID)]))
 
     def source_pieces(self, ids: Iterable[int]) -> list[str]:
         return [self.sp.id_to_piece(int(i)) for i in ids]
@@ -436,8 +439,7 @@ class MarianTokenizer(TokenizerBase):
         (restore_full_width)."""
         drop = (self.special.pad, self.special.bos, self.special.eos, self.special.unk)
         sp = self.target_sp if self.separate_vocabularies else self.source_sp
-        text = self._decode(sp, self.target_pieces(i for i in ids if i not in drop))
-        return restore_full_width(text) if self.restores_full_width else text
+        return self._as_written(self._decode(sp, self.target_pieces(i for i in ids if i not in drop)))
 
     def decode_source(self, ids: Iterable[int]) -> str:
         """Source ids as text (source.spm), dropping the same special tokens as decode."""

@@ -327,7 +327,6 @@ EN_ZH_OBJECTS = dataclasses.replace(
 EN_ZH_LOW_LR = dataclasses.replace(
     continued_on_cpu(EN_ZH_OBJECTS, "checkpoints/en-zh", lr_factor=0.1, time_limit_s=4800.0),
     average_every=300,
-    average_last=5,
 )
 
 # en-zh-low-lr lost on the dev pages of LibreOffice (35.98 → 34.40) and kept the everyday ones (14.65 → 14.50):

@@ -27,6 +27,13 @@ One more, built last (the six above rebuild byte for byte with it):
   and Tux Paint's stamp descriptions (chinese.extract_objects_zh): training only; none of its English is held out
   anywhere or is GIMP English.
 
+And one more, built after it (the seven above rebuild byte for byte with it):
+
+- ``docs.tsv.gz``: Debian's own documentation, The Debian Administrator's Handbook (en-US beside zh-CN, pages
+  aligned in order) and Debian Reference (each chapter's sections aligned by their ids)
+  (chinese.extract_debian_docs_zh), split by page; its training English is held out nowhere and is no GIMP
+  English, its held-out pages hold no English another file trains on.
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -60,6 +67,8 @@ PACKAGES = (
     *real.CATALOGUES,
     *E.OBJECT_CATALOGUES,
     E.STAMPS_PACKAGE,
+    "debian-handbook",
+    *C.REFERENCE_PACKAGES,
 )
 UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
@@ -129,8 +138,9 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "licence": C.LICENCES["objects"],
         "pairs_by_source": dict(sorted(Counter(p.source for p in sp["train"]).items())),
         "split": "training only",
-        "use": "training only; not in the en-zh checkpoint",
+        "use": "training only; en-zh since its second session (preset en-zh-objects)",
     }
+    _build_docs(workdir, out, manifest, heldout | gimp_english)
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
@@ -166,10 +176,31 @@ def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_e
     manifest["files"]["ui.tsv.gz"]["split"] = (
         f"training only; messages of at least {C.UI_MIN_WORDS} English words, menu accelerators removed"
     )
-    manifest["files"]["ui.tsv.gz"]["use"] = "training only (en-zh-more); not in the en-zh checkpoint"
+    manifest["files"]["ui.tsv.gz"]["use"] = "training only; en-zh since preset en-zh-more"
     for name in ("gnome", "apps"):
-        manifest["files"][f"{name}.tsv.gz"]["use"] = "train / dev / test (en-zh-more); not in the en-zh checkpoint"
+        manifest["files"][f"{name}.tsv.gz"]["use"] = "train / dev / test; en-zh since preset en-zh-more"
     return heldout
+
+
+def _build_docs(workdir: Path, out: Path, manifest: dict, excluded: set[str]) -> None:
+    """docs (added after en-zh's second session): its training pairs lose every English text in excluded (every
+    other file's held-out English and the GIMP manual's, as dedup keys), its held-out pages every English text
+    the files already written in out train on."""
+    docs = C.extract_debian_docs_zh(workdir)
+    sp = C.split_by_page_zh(docs)
+    written = sorted(p for p in out.glob("*.tsv.gz") if p.name != "docs.tsv.gz")
+    trained_keys = {C.dedup_key(p.src) for path in written for p in real.read_pairs(path, "train")}
+    for s in ("dev", "test"):
+        sp[s] = [p for p in sp[s] if C.dedup_key(p.src) not in trained_keys]
+    sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in excluded]
+    real.write_pairs(out / "docs.tsv.gz", [(s, p) for s in real.SPLITS for p in sp[s]], real.HEADER_ZH)
+    manifest["files"]["docs.tsv.gz"] = {
+        **_stats(docs, sp),
+        "licence": C.LICENCES["docs"],
+        "pairs_by_book": dict(sorted(Counter(p.page.split("/")[0] for p in sp["train"]).items())),
+        "split": "by page: sha1(docs:page) < 0.04 → test, < 0.06 → dev, else train",
+        "use": "train / dev / test; preset en-zh-docs",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -264,3 +264,102 @@ def test_committed_zh_objects_corpus():
     heldout |= {C.dedup_key(p.src) for p in real.read_pairs(files["zh/gimp"])}
     assert not {C.dedup_key(p.src) for p in train} & heldout
     assert all(C.reads_as_chinese(p.tgt) for p in train[:2000])
+
+
+# ---------------------------------------------------------------- Debian's own documentation (zh/docs)
+HANDBOOK_PAGE = '<html><body><div class="para">{a}</div><div class="para">{b}</div></body></html>'
+REFERENCE_PAGE = '<html><body><div id="_{s}"><p>{a}</p></div><div id="_other"><p>{b}</p><p>{c}</p></div></body></html>'
+
+
+def _docs_fixture(work, held_en: str = "") -> None:
+    hb = work / "debian-handbook"
+    for i in range(30):
+        _write(hb / real.HANDBOOK_EN, f"p{i}.html", HANDBOOK_PAGE.format(a=f"Chapter {i} explains it.", b="Read it."))
+        _write(hb / C.HANDBOOK_ZH, f"p{i}.html", HANDBOOK_PAGE.format(a=f"第{i}章解释了它。", b="读一读。"))
+    _write(hb / real.HANDBOOK_EN, "uneven.html", HANDBOOK_PAGE.format(a="One paragraph.", b="Another one."))
+    _write(hb / C.HANDBOOK_ZH, "uneven.html", '<div class="para">只有一段。</div>')  # counts differ: nothing
+    en, zh = (work / name / C.REFERENCE_DIR for name in C.REFERENCE_PACKAGES)
+    _write(en, "ch01.en.html", REFERENCE_PAGE.format(s="apt", a="Use apt to install packages.", b="B.", c="C."))
+    # the second section has one paragraph fewer in Chinese: only the first section pairs
+    _write(
+        zh,
+        "ch01.zh-cn.html",
+        REFERENCE_PAGE.format(s="apt", a="用 apt 安装软件包。", b="二。", c="").replace("<p></p>", ""),
+    )
+    _write(en, "ch02.en.html", REFERENCE_PAGE.format(s="x", a=held_en or "Kept.", b="B.", c="C."))  # no zh-cn twin
+
+
+def test_debian_docs_pair_the_handbook_in_order_and_the_reference_by_section(tmp_path):
+    _docs_fixture(tmp_path)
+    pairs = C.extract_debian_docs_zh(tmp_path)
+    by_page = {}
+    for p in pairs:
+        by_page.setdefault(p.page, []).append((p.src, p.tgt))
+    assert {p.source for p in pairs} == {"docs"}
+    assert by_page["handbook/p3.html"] == [("Chapter 3 explains it.", "第3章解释了它。"), ("Read it.", "读一读。")]
+    assert "handbook/uneven.html" not in by_page  # paragraph counts differ: the page gives nothing
+    assert by_page["reference/ch01"] == [("Use apt to install packages.", "用 apt 安装软件包。")]
+    assert "reference/ch02" not in by_page  # no Chinese twin
+    assert len(pairs) == 2 * 30 + 1
+
+
+def test_the_build_adds_docs_split_by_page_and_keeps_held_out_english_out(tmp_path):
+    spec = importlib.util.spec_from_file_location("build_zh_docs", REPO_ROOT / "scripts" / "build_zh_corpus.py")
+    build_zh = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_zh)
+    work = tmp_path / "work"
+    _write(
+        work / "gimp-help-en" / real.GIMP_EN, "a.html", '<div id="s"><p>Select the layer you want to move.</p></div>'
+    )
+    _write(work / "gimp-help-zh-cn" / C.GIMP_ZH, "a.html", '<div id="s"><p>选择要移动的图层。</p></div>')
+    versions = {p: "1" for p in build_zh.PACKAGES}
+    before = tmp_path / "before"
+    build_zh.build(work, before, versions)
+    _docs_fixture(work)
+    # a reference section whose English is the GIMP manual's: never trained on
+    _write(
+        work / "debian-reference-en" / C.REFERENCE_DIR,
+        "ch03.en.html",
+        REFERENCE_PAGE.format(s="g", a="Select the layer you want to move.", b="B.", c="C."),
+    )
+    _write(
+        work / "debian-reference-zh-cn" / C.REFERENCE_DIR,
+        "ch03.zh-cn.html",
+        REFERENCE_PAGE.format(s="g", a="选择要移动的图层。", b="二。", c="三。"),
+    )
+    after = tmp_path / "after"
+    manifest = build_zh.build(work, after, versions)
+    names = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "docs.tsv.gz")
+    assert all((after / n).read_bytes() == (before / n).read_bytes() for n in names)  # the earlier files unchanged
+    docs = {s: real.read_pairs(after / "docs.tsv.gz", s) for s in real.SPLITS}
+    for s, ps in docs.items():  # whole pages, by the hash
+        assert all(real.page_split("docs", p.page) == s for p in ps)
+    assert real.page_split("docs", "reference/ch03") == "train"  # a training page, yet its GIMP sentence is dropped
+    assert "Select the layer you want to move." not in {p.src for p in docs["train"]}
+    assert "Use apt to install packages." in {p.src for p in docs["train"]}
+    assert {p.page.split("/")[0] for p in docs["train"]} == {"handbook", "reference"}
+    assert manifest["files"]["docs.tsv.gz"]["by_split"] == {s: len(ps) for s, ps in docs.items()}
+    assert manifest["files"]["docs.tsv.gz"]["licence"] == C.LICENCES["docs"]
+    build_zh.build(work, tmp_path / "again", versions)
+    assert (after / "docs.tsv.gz").read_bytes() == (tmp_path / "again" / "docs.tsv.gz").read_bytes()
+
+
+def test_committed_zh_docs_corpus():
+    files = real.real_files()
+    docs = {s: real.read_pairs(files["zh/docs"], s) for s in real.SPLITS}
+    assert len(docs["train"]) > 6000 and {p.page.split("/")[0] for p in docs["train"]} == {"handbook", "reference"}
+    assert docs["dev"] and docs["test"]
+    for s, ps in docs.items():
+        assert all(real.page_split("docs", p.page) == s for p in ps)
+    heldout = {C.dedup_key(p.src) for p in real.read_pairs(files["zh/gimp"])}
+    for name in ("zh/libreoffice", "zh/everyday", "zh/gnome", "zh/apps"):
+        heldout |= {C.dedup_key(p.src) for s in ("dev", "test") for p in real.read_pairs(files[name], s)}
+    assert not {C.dedup_key(p.src) for p in docs["train"]} & heldout
+    trained = {
+        C.dedup_key(p.src)
+        for n in real.real_files()
+        if n.startswith("zh/") and n != "zh/docs"
+        for p in real.read_pairs(files[n], "train")
+    }
+    assert not {C.dedup_key(p.src) for s in ("dev", "test") for p in docs[s]} & trained
+    assert all(C.reads_as_chinese(p.tgt) for p in docs["train"][:2000])

@@ -51,6 +51,7 @@ from .real import (
     _ACCELERATOR,
     _LETTER,
     GNOME_EN,
+    HANDBOOK_EN,
     SPLITS,
     RealPair,
     clean,
@@ -65,6 +66,10 @@ from .real import (
 
 LIBREOFFICE_ZH = "usr/share/libreoffice/help/zh-CN"
 GIMP_ZH = "usr/share/gimp/2.0/help/zh_CN"
+HANDBOOK_ZH = "usr/share/doc/debian-handbook/html/zh-CN"
+# Debian Reference: one page per chapter, every language in one folder (ch01.en.html beside ch01.zh-cn.html)
+REFERENCE_DIR = "usr/share/debian-reference"
+REFERENCE_PACKAGES = ("debian-reference-en", "debian-reference-zh-cn")
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
 GNOME_ZH = "usr/share/help/zh_CN/gnome-help"
@@ -83,6 +88,8 @@ LICENCES = {
     "ui": "GPL-2.0-or-later / GPL-3.0-or-later / LGPL, per package (the zh_CN interface catalogues of GNOME and "
     "MATE applications, Inkscape, Krita, darktable and digiKam, their translation teams; each package's licences "
     "in MANIFEST.json)",
+    "docs": "GPL-2.0-or-later or CC-BY-SA-3.0 (The Debian Administrator's Handbook, R. Hertzog and R. Mas, and its "
+    "Chinese translators); GPL-2.0-or-later (Debian Reference, Osamu Aoki, and its Chinese translators)",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",
@@ -260,6 +267,29 @@ def extract_objects_zh(workdir: str | Path) -> list[RealPair]:
     root = Path(workdir)
     out = [p for name in OBJECT_CATALOGUES for p in extract_game(root / name, name, "zh_CN", message_pairs_zh)]
     return out + extract_stamps(root / STAMPS_PACKAGE, "zh_CN", message_pairs_zh)
+
+
+# ---------------------------------------------------------------- Debian's own documentation
+def extract_debian_docs_zh(workdir: str | Path) -> list[RealPair]:
+    """The Debian Administrator's Handbook (``debian-handbook``: en-US beside zh-CN, each page aligned in order,
+    real's French rule; pages named handbook/…) and Debian Reference (``debian-reference-en`` and ``-zh-cn``: each
+    chapter's sections aligned by their ids, as the GIMP manual's; pages named reference/chNN), paragraphs cut
+    into Chinese sentences; workdir holds one folder per package."""
+    root = Path(workdir)
+    hb = root / "debian-handbook"
+    out = list(
+        extract_pages(
+            hb / HANDBOOK_EN, hb / HANDBOOK_ZH, "docs", {".html": "handbook"}, "handbook/", split=split_paragraph_zh
+        )
+    )
+    en_dir, zh_dir = (root / name / REFERENCE_DIR for name in REFERENCE_PACKAGES)
+    for en_page in sorted(en_dir.glob("*.en.html")):
+        chapter = en_page.name.removesuffix(".en.html")
+        zh_page = zh_dir / f"{chapter}.zh-cn.html"
+        if zh_page.is_file():
+            en, zh = (p.read_text(encoding="utf-8", errors="replace") for p in (en_page, zh_page))
+            out.extend(RealPair("docs", f"reference/{chapter}", s, t) for s, t in align_by_anchor_zh(en, zh))
+    return out
 
 
 # ---------------------------------------------------------------- filters and the split

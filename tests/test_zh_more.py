@@ -144,8 +144,10 @@ def test_catalogues_of_a_package_are_read_by_file(tmp_path):
 
 
 # ---------------------------------------------------------------- the build script and the preset
-def test_the_build_adds_gnome_apps_ui_and_leaves_the_earlier_files_as_they_were(tmp_path):
-    spec = importlib.util.spec_from_file_location("build_zh_more", REPO_ROOT / "scripts" / "build_zh_corpus.py")
+def _built_before(tmp_path):
+    """The build script, loaded by path, run on 30 LibreOffice pages and one GIMP page (GIMP's English: "Select the
+    layer you want to move."): (the module, the work folder, the versions, the folder it wrote)."""
+    spec = importlib.util.spec_from_file_location("build_zh_corpus", REPO_ROOT / "scripts" / "build_zh_corpus.py")
     build_zh = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build_zh)
     work = tmp_path / "work"
@@ -163,6 +165,11 @@ def test_the_build_adds_gnome_apps_ui_and_leaves_the_earlier_files_as_they_were(
     versions = {p: "1" for p in build_zh.PACKAGES}
     before = tmp_path / "before"
     build_zh.build(work, before, versions)
+    return build_zh, work, versions, before
+
+
+def test_the_build_adds_gnome_apps_ui_and_leaves_the_earlier_files_as_they_were(tmp_path):
+    build_zh, work, versions, before = _built_before(tmp_path)
     # now the new sources' packages: 30 GNOME pages, one application's help, two catalogues
     for i in range(30):
         _write(
@@ -304,17 +311,7 @@ def test_debian_docs_pair_the_handbook_in_order_and_the_reference_by_section(tmp
 
 
 def test_the_build_adds_docs_split_by_page_and_keeps_held_out_english_out(tmp_path):
-    spec = importlib.util.spec_from_file_location("build_zh_docs", REPO_ROOT / "scripts" / "build_zh_corpus.py")
-    build_zh = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build_zh)
-    work = tmp_path / "work"
-    _write(
-        work / "gimp-help-en" / real.GIMP_EN, "a.html", '<div id="s"><p>Select the layer you want to move.</p></div>'
-    )
-    _write(work / "gimp-help-zh-cn" / C.GIMP_ZH, "a.html", '<div id="s"><p>选择要移动的图层。</p></div>')
-    versions = {p: "1" for p in build_zh.PACKAGES}
-    before = tmp_path / "before"
-    build_zh.build(work, before, versions)
+    build_zh, work, versions, before = _built_before(tmp_path)
     _docs_fixture(work)
     # a reference section whose English is the GIMP manual's: never trained on
     _write(

@@ -4,10 +4,10 @@ encoder's coreference probe.
     nice python3 scripts/evaluate_zh.py checkpoints/en-zh             # print
     nice python3 scripts/evaluate_zh.py checkpoints/en-zh --write     # and merge into card.json
 
-Three held-out sets, none trained on (transformer/corpus/data/zh/): the LibreOffice help's held-out pages
-(zh/libreoffice test), the GIMP manual (zh/gimp, the out-of-source test) and the everyday test campaigns
+Four held-out sets, none trained on (transformer/corpus/data/zh/): the LibreOffice help's held-out pages
+(zh/libreoffice test), the GIMP manual (zh/gimp, the out-of-source test), the everyday test campaigns
 (zh/everyday test: Wesnoth's The South Guard and The Hammer of Thursagan; --splits adds dev, The Sceptre of
-Fire). Greedy decoding, as the app by default; --beam N uses the card's length penalty. --limit N scores the
+Fire) and the held-out pages of Debian's own documentation (zh/docs test). Greedy decoding, as the app by default; --beam N uses the card's length penalty. --limit N scores the
 first N sentences of each set (a dry run). --dev scores only the dev pages of every Chinese corpus (BLEU and chrF):
 what picks between candidate runs (scripts/train_on_gpu.sh).
 
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         hyps = translate(ckpt.model, ckpt.tokenizer, [s for s, _ in pairs], **search)
         print("zh_dev", json.dumps({"n_sentences": len(pairs), **score(hyps, [t for _, t in pairs], target_lang="zh")}))
         return 0
-    sets = {"held_out": ("zh/libreoffice", "test"), "gimp": ("zh/gimp", "test")}
+    sets = {"held_out": ("zh/libreoffice", "test"), "gimp": ("zh/gimp", "test"), "docs": ("zh/docs", "test")}
     sets.update({f"everyday_{s}": ("zh/everyday", s) for s in args.splits.split(",") if s})
     report: dict = {"decoding": f"beam {args.beam}" if args.beam > 1 else "greedy", "bleu_tokenize": "zh"}
     for name, (corpus, split) in sets.items():

@@ -360,3 +360,14 @@ def test_committed_zh_docs_corpus():
     }
     assert not {C.dedup_key(p.src) for s in ("dev", "test") for p in docs[s]} & trained
     assert all(C.reads_as_chinese(p.tgt) for p in docs["train"][:2000])
+
+
+def test_en_zh_docs_preset_is_en_zh_help_with_the_documentation():
+    help_, docs = PRESETS["en-zh-help"], PRESETS["en-zh-docs"]
+    assert docs.real_data == (*help_.real_data, "zh/docs") and set(docs.real_data) <= set(real.real_files())
+    assert docs.real_repeat == (*help_.real_repeat, ("zh/docs", 2))  # as often as the other help corpora
+    assert docs.init_from == "checkpoints/en-zh" and docs.lr_factor == help_.lr_factor / 2
+    changed = {"real_data", "real_repeat", "lr_factor", "time_limit_s", "average_every"}
+    assert {f: getattr(docs, f) for f in help_.__dataclass_fields__ if f not in changed} == {
+        f: getattr(help_, f) for f in help_.__dataclass_fields__ if f not in changed
+    }

@@ -7,9 +7,11 @@ encoder's coreference probe.
 Four held-out sets, none trained on (transformer/corpus/data/zh/): the LibreOffice help's held-out pages
 (zh/libreoffice test), the GIMP manual (zh/gimp, the out-of-source test), the everyday test campaigns
 (zh/everyday test: Wesnoth's The South Guard and The Hammer of Thursagan; --splits adds dev, The Sceptre of
-Fire) and the held-out pages of Debian's own documentation (zh/docs test). Greedy decoding, as the app by default; --beam N uses the card's length penalty. --limit N scores the
-first N sentences of each set (a dry run). --dev scores only the dev pages of every Chinese corpus (BLEU and chrF):
-what picks between candidate runs (scripts/train_on_gpu.sh).
+Fire) and the held-out pages of Debian's own documentation (zh/docs test). Greedy decoding, as the app by
+default; --beam N uses the card's length penalty. --limit N scores the first N sentences of each set (a dry run).
+--dev scores only the dev pages of the Chinese corpora in DEV_CORPORA (BLEU and chrF): what picks between
+candidate runs (scripts/train_on_gpu.sh); zh/docs' dev pages are not among them, so that the bar stays the one
+earlier runs were judged by.
 
 Chinese has no il/elle, so only the encoder's half of the coreference probe applies: on the English side of
 the held-out probe sentences, does an encoder head's "it" row weigh the antecedent above every other noun

@@ -11,7 +11,8 @@ Fire) and the held-out pages of Debian's own documentation (zh/docs test). Greed
 default; --beam N uses the card's length penalty. --limit N scores the first N sentences of each set (a dry run).
 --dev scores only the dev pages of the Chinese corpora in DEV_CORPORA (BLEU and chrF): what picks between
 candidate runs (scripts/train_on_gpu.sh); zh/docs' dev pages are not among them, so that the bar stays the one
-earlier runs were judged by.
+earlier runs were judged by. It prints each corpus's own BLEU too, their mean (each corpus weighed alike) and
+zh/docs' beside them, so that a rule may weigh the corpora alike.
 
 Chinese has no il/elle, so only the encoder's half of the coreference probe applies: on the English side of
 the held-out probe sentences, does an encoder head's "it" row weigh the antecedent above every other noun
@@ -76,6 +77,31 @@ def everyday_examples(ckpt, limit: int | None, min_chrf: float, n: int = 4) -> l
     return pick(rows, n, min_chrf)
 
 
+def dev_by_corpus(ckpt, hyps: list[str], search: dict, limit: int | None) -> dict:
+    """BLEU on each corpus's own dev pages: those of DEV_CORPORA read off the pooled translations (hyps, in
+    load_real's order), the mean of those corpora (each weighed alike, however many sentences it has), and the dev
+    pages of every other Chinese corpus that has some (zh/docs), translated here: beside the rule, not in it."""
+    from transformer.corpus.real import load_real, real_files
+    from transformer.evaluate_real import score, translate
+
+    out: dict = {}
+    start = 0
+    for name in DEV_CORPORA:
+        refs = [t for _, t in load_real("dev", (name,))]
+        n = len(refs) if limit is None else max(0, min(len(refs), limit - start))
+        if n:
+            out[name] = score(hyps[start : start + n], refs[:n], target_lang="zh")["bleu"]
+        start += n
+    out["mean"] = round(sum(out.values()) / len(out), 2) if out else None
+    others = [n for n in real_files() if n.startswith("zh/") and n not in DEV_CORPORA]
+    for name in others:
+        pairs = load_real("dev", (name,))[:limit]
+        if pairs:
+            other = translate(ckpt.model, ckpt.tokenizer, [s for s, _ in pairs], **search)
+            out[f"{name} (not in the rule)"] = score(other, [t for _, t in pairs], target_lang="zh")["bleu"]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
@@ -103,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = load_real("dev", DEV_CORPORA)[: args.limit]
         hyps = translate(ckpt.model, ckpt.tokenizer, [s for s, _ in pairs], **search)
         print("zh_dev", json.dumps({"n_sentences": len(pairs), **score(hyps, [t for _, t in pairs], target_lang="zh")}))
+        print("zh_dev_by_corpus", json.dumps(dev_by_corpus(ckpt, hyps, search, args.limit)))
         return 0
     sets = {"held_out": ("zh/libreoffice", "test"), "gimp": ("zh/gimp", "test"), "docs": ("zh/docs", "test")}
     sets.update({f"everyday_{s}": ("zh/everyday", s) for s in args.splits.split(",") if s})

@@ -87,6 +87,24 @@ def test_evaluate_zh_writes_scores_probe_and_pair_into_the_card(zh_root, monkeyp
     assert node_text(at.get_by_key("translation"))
 
 
+def test_evaluate_zh_dev_prints_each_corpus_beside_the_pooled_rule(zh_root, capsys):
+    import importlib.util
+    import json
+
+    from transformer.layout import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location("evaluate_zh", REPO_ROOT / "scripts" / "evaluate_zh.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main([str(zh_root / "en-zh"), "--dev", "--limit", "4"]) == 0
+    lines = dict(line.split(" ", 1) for line in capsys.readouterr().out.splitlines() if line.startswith("zh_dev"))
+    assert json.loads(lines["zh_dev"])["n_sentences"] == 4
+    by_corpus = json.loads(lines["zh_dev_by_corpus"])
+    # the four pooled sentences are LibreOffice's (the first corpus of the rule); zh/docs is scored beside it
+    assert set(by_corpus) == {"zh/libreoffice", "mean", "zh/docs (not in the rule)"}
+    assert by_corpus["mean"] == by_corpus["zh/libreoffice"]
+
+
 def test_every_head_lab_tab_renders_and_the_probe_says_why_it_does_not_apply(zh_root, monkeypatch):
     from apptest import EN, tab
 

@@ -34,6 +34,12 @@ And one more, built after it (the seven above rebuild byte for byte with it):
   (chinese.extract_debian_docs_zh), split by page; its training English is held out nowhere and is no GIMP
   English, its held-out pages hold no English another file trains on.
 
+And one more, built after it (the eight above rebuild byte for byte with it):
+
+- ``guides.tsv.gz``: Debian's guides with a zh_CN twin, the Installation Guide, the New Maintainers' Guide, the
+  Debian FAQ and the Debian Edu manual, each page's sections aligned by their ids (chinese.extract_debian_guides_zh),
+  split by page (the Edu manual, one page per language, by section); the same rules as docs.tsv.gz, docs included.
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -69,6 +75,7 @@ PACKAGES = (
     E.STAMPS_PACKAGE,
     "debian-handbook",
     *C.REFERENCE_PACKAGES,
+    *C.GUIDES_PACKAGES,
 )
 UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
@@ -140,7 +147,12 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "split": "training only",
         "use": "training only; en-zh since its second session (preset en-zh-objects)",
     }
-    _build_docs(workdir, out, manifest, heldout | gimp_english)
+    earlier = ("libreoffice", "everyday", "gimp", "gnome", "apps", "ui", "objects")
+    heldout |= _build_manual("docs", C.extract_debian_docs_zh(workdir), out, manifest, heldout | gimp_english, earlier)
+    manifest["files"]["docs.tsv.gz"]["use"] = "train / dev / test; preset en-zh-docs"
+    guides = C.extract_debian_guides_zh(workdir)
+    _build_manual("guides", guides, out, manifest, heldout | gimp_english, (*earlier, "docs"))
+    manifest["files"]["guides.tsv.gz"]["use"] = "train / dev / test; no preset trains on it yet"
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 
@@ -182,25 +194,23 @@ def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_e
     return heldout
 
 
-def _build_docs(workdir: Path, out: Path, manifest: dict, excluded: set[str]) -> None:
-    """docs (added after en-zh's second session): its training pairs lose every English text in excluded (every
-    other file's held-out English and the GIMP manual's, as dedup keys), its held-out pages every English text
-    the files already written in out train on."""
-    docs = C.extract_debian_docs_zh(workdir)
-    sp = C.split_by_page_zh(docs)
-    written = sorted(p for p in out.glob("*.tsv.gz") if p.name != "docs.tsv.gz")
-    trained_keys = {C.dedup_key(p.src) for path in written for p in real.read_pairs(path, "train")}
+def _build_manual(name: str, pairs: list, out: Path, manifest: dict, excluded: set[str], before: tuple) -> set[str]:
+    """docs and guides (added after en-zh's second session, one after the other): the training pairs lose every
+    English text in excluded (every earlier file's held-out English and the GIMP manual's, as dedup keys), the
+    held-out pages every English text the files named in before train on. Returns its held-out English."""
+    sp = C.split_by_page_zh(pairs)
+    trained_keys = {C.dedup_key(p.src) for f in before for p in real.read_pairs(out / f"{f}.tsv.gz", "train")}
     for s in ("dev", "test"):
         sp[s] = [p for p in sp[s] if C.dedup_key(p.src) not in trained_keys]
     sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in excluded]
-    real.write_pairs(out / "docs.tsv.gz", [(s, p) for s in real.SPLITS for p in sp[s]], real.HEADER_ZH)
-    manifest["files"]["docs.tsv.gz"] = {
-        **_stats(docs, sp),
-        "licence": C.LICENCES["docs"],
+    real.write_pairs(out / f"{name}.tsv.gz", [(s, p) for s in real.SPLITS for p in sp[s]], real.HEADER_ZH)
+    manifest["files"][f"{name}.tsv.gz"] = {
+        **_stats(pairs, sp),
+        "licence": C.LICENCES[name],
         "pairs_by_book": dict(sorted(Counter(p.page.split("/")[0] for p in sp["train"]).items())),
-        "split": "by page: sha1(docs:page) < 0.04 → test, < 0.06 → dev, else train",
-        "use": "train / dev / test; preset en-zh-docs",
+        "split": f"by page: sha1({name}:page) < 0.04 → test, < 0.06 → dev, else train",
     }
+    return {C.dedup_key(p.src) for s in ("dev", "test") for p in sp[s]}
 
 
 def main(argv: list[str] | None = None) -> int:

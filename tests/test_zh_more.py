@@ -7,6 +7,7 @@ from __future__ import annotations
 import bz2
 import importlib.util
 
+import pytest
 from test_real_corpus import _mo
 
 from transformer.corpus import chinese as C
@@ -144,6 +145,9 @@ def test_catalogues_of_a_package_are_read_by_file(tmp_path):
 
 
 # ---------------------------------------------------------------- the build script and the preset
+GIMP_EN = "Select the layer you want to move."
+
+
 def _built_before(tmp_path):
     """The build script, loaded by path, run on 30 LibreOffice pages and one GIMP page (GIMP's English: "Select the
     layer you want to move."): (the module, the work folder, the versions, the folder it wrote)."""
@@ -310,6 +314,88 @@ def test_debian_docs_pair_the_handbook_in_order_and_the_reference_by_section(tmp
     assert len(pairs) == 2 * 30 + 1
 
 
+SECTIONS = '<html><body><div id="{s}"><p>{a}</p></div><div id="{s}-2"><p>{b}</p></div></body></html>'
+
+
+def _guides_fixture(work) -> None:
+    """Every guide's layout: the Installation Guide's en/ and zh_CN/ folders, the Maintainers' Guide's and the
+    FAQ's name.en.html beside name.zh-cn.html, the Edu manual's one page per language."""
+    package, folder, en, zh = C.INSTALL_GUIDE
+    for i in range(20):
+        a, b = f"Step {i} boots the installer.", "It is done."
+        _write(work / package / folder / en, f"ch{i:02}.html", SECTIONS.format(s=f"i{i}", a=a, b=b))
+        _write(
+            work / package / folder / zh,
+            f"ch{i:02}.html",
+            SECTIONS.format(s=f"i{i}", a=f"第{i}步启动安装程序。", b="完成了。"),
+        )
+    for prefix, ((en_pkg, en_dir), (zh_pkg, zh_dir)) in (("m", C.MAINT_GUIDE), ("f", C.FAQ)):
+        a = f"The {prefix} guide explains packages."
+        _write(work / en_pkg / en_dir, f"{prefix}1.en.html", SECTIONS.format(s=prefix, a=a, b="Nothing else."))
+        _write(
+            work / zh_pkg / zh_dir,
+            f"{prefix}1.zh-cn.html",
+            SECTIONS.format(s=prefix, a="本指南解释软件包。", b="没有别的。"),
+        )
+    (en_pkg, en_file), (zh_pkg, zh_file) = C.EDU_MANUAL
+    _write(work / en_pkg, en_file, SECTIONS.format(s="Edu", a="Teachers log in here.", b="Pupils too."))
+    # the Chinese page lacks the second section's paragraph: only the first section pairs
+    _write(work / zh_pkg, zh_file, SECTIONS.format(s="Edu", a="教师在这里登录。", b="").replace("<p></p>", ""))
+
+
+def test_debian_guides_pair_each_guide_section_by_section(tmp_path):
+    _guides_fixture(tmp_path)
+    by_page: dict = {}
+    for p in C.extract_debian_guides_zh(tmp_path):
+        assert p.source == "guides"
+        by_page.setdefault(p.page, []).append((p.src, p.tgt))
+    assert by_page["install/ch03"] == [
+        ("Step 3 boots the installer.", "第3步启动安装程序。"),
+        ("It is done.", "完成了。"),
+    ]
+    assert by_page["maint/m1"][0] == ("The m guide explains packages.", "本指南解释软件包。")
+    assert by_page["faq/f1"][1] == ("Nothing else.", "没有别的。")
+    assert by_page["edu/Edu"] == [("Teachers log in here.", "教师在这里登录。")]  # a page per section
+    assert "edu/Edu-2" not in by_page  # paragraph counts differ: that section gives nothing
+    assert len(by_page) == 20 + 3
+
+
+def test_the_build_adds_guides_after_docs_and_keeps_held_out_english_out(tmp_path):
+    build_zh, work, versions, _ = _built_before(tmp_path)
+    _docs_fixture(work)
+    before = tmp_path / "docs-only"
+    build_zh.build(work, before, versions)
+    _guides_fixture(work)
+    # an FAQ chapter on a held-out page saying what docs trains on, one on a training page saying GIMP's English
+    (en_pkg, en_dir), (zh_pkg, zh_dir) = C.FAQ
+    held = next(f"h{i}" for i in range(1000) if real.page_split("guides", f"faq/h{i}") == "test")
+    trains = next(f"t{i}" for i in range(1000) if real.page_split("guides", f"faq/t{i}") == "train")
+    for name, a, b in (
+        (held, "Use apt to install packages.", "用 apt 安装软件包。"),
+        (trains, GIMP_EN, "选择要移动的图层。"),
+    ):
+        fine = ("That page is fine too.", "那一页也很好。") if name == held else ("This one is read.", "这一页读过了。")
+        _write(work / en_pkg / en_dir, f"{name}.en.html", SECTIONS.format(s=name, a=a, b=fine[0]))
+        _write(work / zh_pkg / zh_dir, f"{name}.zh-cn.html", SECTIONS.format(s=name, a=b, b=fine[1]))
+    after = tmp_path / "after"
+    manifest = build_zh.build(work, after, versions)
+    earlier = [p for p in before.glob("*.tsv.gz") if p.name != "guides.tsv.gz"]
+    assert all((after / p.name).read_bytes() == p.read_bytes() for p in earlier)  # docs and the rest unchanged
+    guides = {s: real.read_pairs(after / "guides.tsv.gz", s) for s in real.SPLITS}
+    for s, ps in guides.items():  # whole pages, by the hash
+        assert all(real.page_split("guides", p.page) == s for p in ps)
+    assert "Use apt to install packages." in {p.src for p in real.read_pairs(after / "docs.tsv.gz", "train")}
+    assert ("That page is fine too.", "那一页也很好。") in {
+        (p.src, p.tgt) for p in guides["test"]
+    }  # the held-out page is there ...
+    assert "Use apt to install packages." not in {p.src for s in ("dev", "test") for p in guides[s]}  # ... less that
+    assert GIMP_EN not in {p.src for p in guides["train"]}
+    assert manifest["files"]["guides.tsv.gz"]["by_split"] == {s: len(ps) for s, ps in guides.items()}
+    assert manifest["files"]["guides.tsv.gz"]["licence"] == C.LICENCES["guides"]
+    build_zh.build(work, tmp_path / "again", versions)
+    assert (after / "guides.tsv.gz").read_bytes() == (tmp_path / "again" / "guides.tsv.gz").read_bytes()
+
+
 def test_the_build_adds_docs_split_by_page_and_keeps_held_out_english_out(tmp_path):
     build_zh, work, versions, before = _built_before(tmp_path)
     _docs_fixture(work)
@@ -341,25 +427,25 @@ def test_the_build_adds_docs_split_by_page_and_keeps_held_out_english_out(tmp_pa
     assert (after / "docs.tsv.gz").read_bytes() == (tmp_path / "again" / "docs.tsv.gz").read_bytes()
 
 
-def test_committed_zh_docs_corpus():
+@pytest.mark.parametrize(
+    "name, books, at_least",
+    [("zh/docs", {"handbook", "reference"}, 6000), ("zh/guides", {"install", "maint", "faq", "edu"}, 4000)],
+)
+def test_committed_zh_manual_corpora(name, books, at_least):
+    """Each book's pages whole in one split; no training English held out by any other file (or GIMP's), no
+    held-out English any other file trains on."""
     files = real.real_files()
-    docs = {s: real.read_pairs(files["zh/docs"], s) for s in real.SPLITS}
-    assert len(docs["train"]) > 6000 and {p.page.split("/")[0] for p in docs["train"]} == {"handbook", "reference"}
-    assert docs["dev"] and docs["test"]
-    for s, ps in docs.items():
-        assert all(real.page_split("docs", p.page) == s for p in ps)
-    heldout = {C.dedup_key(p.src) for p in real.read_pairs(files["zh/gimp"])}
-    for name in ("zh/libreoffice", "zh/everyday", "zh/gnome", "zh/apps"):
-        heldout |= {C.dedup_key(p.src) for s in ("dev", "test") for p in real.read_pairs(files[name], s)}
-    assert not {C.dedup_key(p.src) for p in docs["train"]} & heldout
-    trained = {
-        C.dedup_key(p.src)
-        for n in real.real_files()
-        if n.startswith("zh/") and n != "zh/docs"
-        for p in real.read_pairs(files[n], "train")
-    }
-    assert not {C.dedup_key(p.src) for s in ("dev", "test") for p in docs[s]} & trained
-    assert all(C.reads_as_chinese(p.tgt) for p in docs["train"][:2000])
+    mine = {s: real.read_pairs(files[name], s) for s in real.SPLITS}
+    assert len(mine["train"]) > at_least and {p.page.split("/")[0] for p in mine["train"]} == books
+    assert mine["dev"] and mine["test"]
+    for s, ps in mine.items():
+        assert all(real.page_split(name.removeprefix("zh/"), p.page) == s for p in ps)
+    others = [n for n in files if n.startswith("zh/") and n != name]
+    heldout = {C.dedup_key(p.src) for n in others for s in ("dev", "test") for p in real.read_pairs(files[n], s)}
+    assert not {C.dedup_key(p.src) for p in mine["train"]} & heldout
+    trained = {C.dedup_key(p.src) for n in others for p in real.read_pairs(files[n], "train")}
+    assert not {C.dedup_key(p.src) for s in ("dev", "test") for p in mine[s]} & trained
+    assert all(C.reads_as_chinese(p.tgt) for p in mine["train"][:2000])
 
 
 def test_en_zh_docs_preset_is_en_zh_help_with_the_documentation():

@@ -70,6 +70,19 @@ HANDBOOK_ZH = "usr/share/doc/debian-handbook/html/zh-CN"
 # Debian Reference: one page per chapter, every language in one folder (ch01.en.html beside ch01.zh-cn.html)
 REFERENCE_DIR = "usr/share/debian-reference"
 REFERENCE_PACKAGES = ("debian-reference-en", "debian-reference-zh-cn")
+# Debian's guides with a zh_CN twin (zh/guides): folder per language, or one folder with name.en.html beside
+# name.zh-cn.html (the Reference's layout), or one page per language (the Edu manual)
+INSTALL_GUIDE = ("installation-guide-amd64", "usr/share/doc/installation-guide-amd64", "en", "zh_CN")
+MAINT_GUIDE = (
+    ("maint-guide", "usr/share/doc/maint-guide/html"),
+    ("maint-guide-zh-cn", "usr/share/doc/maint-guide-zh-cn/html"),
+)
+FAQ = (("debian-faq", "usr/share/doc/debian/FAQ"), ("debian-faq-zh-cn", "usr/share/doc/debian/FAQ/zh-cn"))
+EDU_MANUAL = (
+    ("debian-edu-doc-en", "usr/share/doc/debian-edu-doc-en/debian-edu-bookworm-manual.html"),
+    ("debian-edu-doc-zh-cn", "usr/share/doc/debian-edu-doc-zh-cn/debian-edu-bookworm-manual.html"),
+)
+GUIDES_PACKAGES = (INSTALL_GUIDE[0], *(name for pair in (MAINT_GUIDE, FAQ, EDU_MANUAL) for name, _ in pair))
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
 GNOME_ZH = "usr/share/help/zh_CN/gnome-help"
@@ -90,6 +103,10 @@ LICENCES = {
     "in MANIFEST.json)",
     "docs": "GPL-2.0-or-later or CC-BY-SA-3.0 (The Debian Administrator's Handbook, R. Hertzog and R. Mas, and its "
     "Chinese translators); GPL-2.0-or-later (Debian Reference, Osamu Aoki, and its Chinese translators)",
+    "guides": "GPL-2.0 (Debian GNU/Linux Installation Guide, the Debian Installer team); GPL-2.0-or-later, MIT "
+    "(Debian New Maintainers' Guide, Josip Rodin, Osamu Aoki); the Debian FAQ's permission notice (verbatim and "
+    "modified copies under an identical notice, LICENCES.md; Software in the Public Interest); GPL-2.0-or-later "
+    "(Debian Edu manual, its authors); each with its Chinese translators",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",
@@ -155,16 +172,23 @@ def align_by_id_zh(en_html: str, zh_html: str) -> list[tuple[str, str]]:
     return out
 
 
-def align_by_anchor_zh(en_html: str, zh_html: str) -> list[tuple[str, str]]:
-    """Pairs of one GIMP page: under each stable id in both languages, the paragraphs in order where both
-    have as many (real.align_by_anchor's rule, Chinese sentences)."""
+def sections_zh(en_html: str, zh_html: str) -> dict[str, list[tuple[str, str]]]:
+    """{stable id: its pairs} of one DocBook page: under each stable id in both languages, the paragraphs in order
+    where both have as many (real.align_by_anchor's rule, Chinese sentences); sections without a pair left out."""
     a, b = paragraphs_by_anchor(en_html), paragraphs_by_anchor(zh_html)
-    out = []
+    out = {}
     for anchor, xs in a.items():
         ys = b.get(anchor)
         if ys and len(xs) == len(ys):
-            out.extend(p for x, y in zip(xs, ys) for p in split_paragraph_zh(x, y))
+            pairs = [p for x, y in zip(xs, ys) for p in split_paragraph_zh(x, y)]
+            if pairs:
+                out[anchor] = pairs
     return out
+
+
+def align_by_anchor_zh(en_html: str, zh_html: str) -> list[tuple[str, str]]:
+    """Pairs of one GIMP page, section by section (sections_zh), in page order."""
+    return [p for pairs in sections_zh(en_html, zh_html).values() for p in pairs]
 
 
 def extract_pages_zh(en_root: str | Path, zh_root: str | Path, source: str) -> Iterator[RealPair]:
@@ -283,12 +307,44 @@ def extract_debian_docs_zh(workdir: str | Path) -> list[RealPair]:
         )
     )
     en_dir, zh_dir = (root / name / REFERENCE_DIR for name in REFERENCE_PACKAGES)
+    return out + list(_chapters_zh(en_dir, zh_dir, "docs", "reference/"))
+
+
+def _read_html(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _chapters_zh(en_dir: Path, zh_dir: Path, source: str, prefix: str) -> Iterator[RealPair]:
+    """Each name.en.html of en_dir beside zh_dir's name.zh-cn.html, section by section (sections_zh); pages named
+    prefix + name."""
     for en_page in sorted(en_dir.glob("*.en.html")):
         chapter = en_page.name.removesuffix(".en.html")
         zh_page = zh_dir / f"{chapter}.zh-cn.html"
         if zh_page.is_file():
-            en, zh = (p.read_text(encoding="utf-8", errors="replace") for p in (en_page, zh_page))
-            out.extend(RealPair("docs", f"reference/{chapter}", s, t) for s, t in align_by_anchor_zh(en, zh))
+            pairs = align_by_anchor_zh(_read_html(en_page), _read_html(zh_page))
+            yield from (RealPair(source, prefix + chapter, s, t) for s, t in pairs)
+
+
+def extract_debian_guides_zh(workdir: str | Path) -> list[RealPair]:
+    """Debian's guides with a zh_CN twin, each page's sections aligned by their ids (sections_zh): the Installation
+    Guide (one page per file; pages named install/…), the New Maintainers' Guide (maint/chapter) and the Debian FAQ
+    (faq/chapter), and the Debian Edu manual, one page per language, so each of its sections is a page
+    (edu/section id); workdir holds one folder per package."""
+    root = Path(workdir)
+    package, folder, en, zh = INSTALL_GUIDE
+    en_dir, zh_dir = root / package / folder / en, root / package / folder / zh
+    out = []
+    for en_page in sorted(en_dir.glob("*.html")):
+        zh_page = zh_dir / en_page.name
+        if zh_page.is_file():
+            pairs = align_by_anchor_zh(_read_html(en_page), _read_html(zh_page))
+            out.extend(RealPair("guides", f"install/{en_page.stem}", s, t) for s, t in pairs)
+    for prefix, ((en_pkg, en_folder), (zh_pkg, zh_folder)) in (("maint/", MAINT_GUIDE), ("faq/", FAQ)):
+        out.extend(_chapters_zh(root / en_pkg / en_folder, root / zh_pkg / zh_folder, "guides", prefix))
+    (en_pkg, en_file), (zh_pkg, zh_file) = EDU_MANUAL
+    if (root / en_pkg / en_file).is_file() and (root / zh_pkg / zh_file).is_file():
+        sections = sections_zh(_read_html(root / en_pkg / en_file), _read_html(root / zh_pkg / zh_file))
+        out.extend(RealPair("guides", f"edu/{anchor}", s, t) for anchor, pairs in sections.items() for s, t in pairs)
     return out
 
 

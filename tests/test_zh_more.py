@@ -457,3 +457,14 @@ def test_en_zh_docs_preset_is_en_zh_help_with_the_documentation():
     assert {f: getattr(docs, f) for f in help_.__dataclass_fields__ if f not in changed} == {
         f: getattr(help_, f) for f in help_.__dataclass_fields__ if f not in changed
     }
+
+
+def test_en_zh_manuals_preset_is_en_zh_docs_with_the_guides_three_times_an_epoch():
+    docs, manuals = PRESETS["en-zh-docs"], PRESETS["en-zh-manuals"]
+    assert manuals.real_data == (*docs.real_data, "zh/guides") and set(manuals.real_data) <= set(real.real_files())
+    assert dict(manuals.real_repeat) == {**dict(docs.real_repeat), "zh/docs": 3, "zh/guides": 3}
+    assert manuals.init_from == "checkpoints/en-zh" and manuals.lr_factor == docs.lr_factor
+    changed = {"real_data", "real_repeat", "time_limit_s"}
+    assert {f: getattr(manuals, f) for f in docs.__dataclass_fields__ if f not in changed} == {
+        f: getattr(docs, f) for f in docs.__dataclass_fields__ if f not in changed
+    }

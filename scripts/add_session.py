@@ -17,7 +17,7 @@ started from the checkpoint's current weights (its card's init_from names the ch
 - the tokenizer (ours or Marian's separate ones) and config must be the checkpoint's own (a continuation never
   changes them); snapshots and README.md stay as they are;
 - a RUN that ``python -m transformer average`` wrote from the run's own checkpoints (its card's ``averaged_from``)
-  has those steps counted on too.
+  has those steps counted on too; the checkpoint's current weights averaged in keep their step.
 """
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     half = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()}
     save_file(half, target / "model.safetensors")
     entry = {"kept": True, "steps": [first, first + new["step"]], **session}
-    averaged = [{**a, "step": first + a["step"]} for a in new.get(AVERAGED_FROM) or ()]
+    # the steps of the run's own checkpoints count on; the checkpoint's current weights (averaged in, under its own
+    # name and step: python -m transformer average CHECKPOINT RUN/averaged) keep theirs
+    own = {"name": target.name, "step": first}
+    averaged = [a if a == own else {**a, "step": first + a["step"]} for a in new.get(AVERAGED_FROM) or ()]
     card = {
         **new,
         "init_from": {**start, "init_from": old.get("init_from")},

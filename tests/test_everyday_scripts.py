@@ -78,7 +78,9 @@ def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp
     shutil.copytree(tiny, run, ignore=shutil.ignore_patterns("snapshots"))
     run_card = {k: v for k, v in old.items() if k in ("train_config", "device", "threads", "vocabulary")}
     run_card.update(step=7, init_from={"name": "tiny", "path": str(tiny), "step": old["step"]})
-    run_card["averaged_from"] = [{"name": "step-00005", "step": 5}, {"name": "run", "step": 7}]  # average's record
+    # average's record: two of the run's checkpoints and the weights it started from
+    run_card["averaged_from"] = [{"name": "step-00005", "step": 5}, {"name": "run", "step": 7}, {"name": "tiny"}]
+    run_card["averaged_from"][-1]["step"] = old["step"]
     (run / "card.json").write_text(json.dumps(run_card), encoding="utf-8")
     (run / "metrics.jsonl").write_text('{"step": 5, "loss": 1.0}\n{"step": 7, "loss": 0.9}\n', encoding="utf-8")
     weights = load_file(run / "model.safetensors")
@@ -94,7 +96,8 @@ def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp
     assert card["sessions"][1] == {"kept": True, "steps": [first, first + 7], **session}
     assert card["sessions"][0]["steps"] == [0, first] and card["sessions"][0]["device"] == old.get("device")
     assert card["init_from"]["step"] == first and card["init_from"]["init_from"] is None
-    assert card["averaged_from"] == [{"name": "step-00005", "step": first + 5}, {"name": "run", "step": first + 7}]
+    averaged = [{"name": "step-00005", "step": first + 5}, {"name": "run", "step": first + 7}]
+    assert card["averaged_from"] == [*averaged, {"name": "tiny", "step": first}]  # the checkpoint's own step kept
     assert "real_coref" not in card and card["weights_dtype"] == "float16" and card["command"] == session["command"]
     half = load_file(tiny / "model.safetensors")
     assert all(v.dtype == torch.float16 for v in half.values() if v.is_floating_point())

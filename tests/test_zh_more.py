@@ -468,3 +468,13 @@ def test_en_zh_manuals_preset_is_en_zh_docs_with_the_guides_three_times_an_epoch
     assert {f: getattr(manuals, f) for f in docs.__dataclass_fields__ if f not in changed} == {
         f: getattr(docs, f) for f in docs.__dataclass_fields__ if f not in changed
     }
+
+
+def test_every_committed_corpus_has_a_name_in_both_languages():
+    """The trained-on card names each corpus a checkpoint read (zh/docs, zh/guides included) from the catalogue."""
+    from pages._ui.i18n import Translator
+    from pages._ui.sentence import _name_key
+
+    for lang in ("en", "zh"):
+        missing = [name for name in real.real_files() if not Translator(lang).has(_name_key(name))]
+        assert missing == [], lang

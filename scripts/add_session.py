@@ -13,7 +13,8 @@ started from the checkpoint's current weights (its card's init_from names the ch
   to], and what --session says: the command, where and when it ran, why it ended). No measurement of the old
   weights is carried over: the evaluation scripts' --write put each back, measured on the new weights
   (checkpoints/en-fr/README.md lists them);
-- metrics.jsonl gains RUN's rows, their steps counted on and marked ``"session": n``;
+- metrics.jsonl gains RUN's rows (for the trainer's RUN/averaged/, its run's), their steps counted on and marked
+  ``"session": n``;
 - the tokenizer (ours or Marian's separate ones) and config must be the checkpoint's own (a continuation never
   changes them); snapshots and README.md stay as they are;
 - a RUN that ``python -m transformer average`` wrote from the run's own checkpoints (its card's ``averaged_from``)
@@ -52,6 +53,11 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     before = old.get("sessions") or [one_run]
     steps = old.get("session_steps") or [first]
     n = len(steps) + 1
+    # everything read before anything is written: a run that fails here leaves the checkpoint as it was
+    curves = run / "metrics.jsonl"
+    if not curves.is_file() and run.name == "averaged":  # the trainer's averaged/ (--average-every): its run's curves
+        curves = run.parent / "metrics.jsonl"
+    rows = [json.loads(line) for line in curves.read_text(encoding="utf-8").splitlines() if line]
     state = load_file(run / "model.safetensors")
     half = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()}
     save_file(half, target / "model.safetensors")
@@ -71,7 +77,6 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
         **({"command": session["command"]} if "command" in session else {}),  # what trained the current weights
     }
     _write_json(target / "card.json", card)
-    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines() if line]
     with (target / "metrics.jsonl").open("a", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps({**row, "step": first + row["step"], "session": n}) + "\n")

@@ -134,3 +134,28 @@ def test_add_session_continues_a_separate_vocabulary_checkpoint(tmp_path):
         m.main([str(changed), str(target)])
     assert m.main([str(run), str(target), "--session", '{"device": "cpu", "minutes": 1.0}']) == 0
     assert load_checkpoint(target).card["session_steps"] == [card["step"], 3]
+
+
+def test_add_session_reads_the_trainers_averaged_curves_from_its_run_and_writes_nothing_on_a_failure(tmp_path):
+    """RUN/averaged/ (the trainer's --average-every) has no metrics.jsonl: its run's are read. A run that cannot be
+    read leaves the checkpoint as it was."""
+    import json
+
+    from zh_fixture import make_en_zh_checkpoint
+
+    target = make_en_zh_checkpoint(tmp_path / "en-zh")
+    card = json.loads((target / "card.json").read_text(encoding="utf-8"))
+    run = tmp_path / "run"
+    averaged = shutil.copytree(target, run / "averaged")
+    (averaged / "metrics.jsonl").unlink(missing_ok=True)
+    run_card = {"step": 4, "init_from": {"name": "en-zh", "path": str(target), "step": card["step"]}}
+    (averaged / "card.json").write_text(json.dumps(run_card), encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in target.iterdir() if p.is_file()}
+    m = _script("add_session")
+    with pytest.raises(FileNotFoundError):  # no curves anywhere: nothing written
+        m.main([str(averaged), str(target)])
+    assert {p.name: p.read_bytes() for p in target.iterdir() if p.is_file()} == before
+    (run / "metrics.jsonl").write_text('{"step": 4, "loss": 2.0}\n', encoding="utf-8")
+    assert m.main([str(averaged), str(target)]) == 0
+    last = json.loads((target / "metrics.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    assert last == {"step": card["step"] + 4, "loss": 2.0, "session": 2}

@@ -35,6 +35,7 @@ No network, no Debian tools: these functions read unpacked folders or strings.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -332,13 +333,8 @@ def extract_debian_guides_zh(workdir: str | Path) -> list[RealPair]:
     (edu/section id); workdir holds one folder per package."""
     root = Path(workdir)
     package, folder, en, zh = INSTALL_GUIDE
-    en_dir, zh_dir = root / package / folder / en, root / package / folder / zh
-    out = []
-    for en_page in sorted(en_dir.glob("*.html")):
-        zh_page = zh_dir / en_page.name
-        if zh_page.is_file():
-            pairs = align_by_anchor_zh(_read_html(en_page), _read_html(zh_page))
-            out.extend(RealPair("guides", f"install/{en_page.stem}", s, t) for s, t in pairs)
+    pages = extract_pages_zh(root / package / folder / en, root / package / folder / zh, "guides")
+    out = [dataclasses.replace(p, page="install/" + p.page.removesuffix(".html")) for p in pages]
     for prefix, ((en_pkg, en_folder), (zh_pkg, zh_folder)) in (("maint/", MAINT_GUIDE), ("faq/", FAQ)):
         out.extend(_chapters_zh(root / en_pkg / en_folder, root / zh_pkg / zh_folder, "guides", prefix))
     (en_pkg, en_file), (zh_pkg, zh_file) = EDU_MANUAL

@@ -149,10 +149,11 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     }
     earlier = ("libreoffice", "everyday", "gimp", "gnome", "apps", "ui", "objects")
     heldout |= _build_manual("docs", C.extract_debian_docs_zh(workdir), out, manifest, heldout | gimp_english, earlier)
-    manifest["files"]["docs.tsv.gz"]["use"] = "train / dev / test; preset en-zh-docs"
+    third = "en-zh-manuals (en-zh's third session)"
+    manifest["files"]["docs.tsv.gz"]["use"] = f"train / dev / test; presets en-zh-docs, {third}"
     guides = C.extract_debian_guides_zh(workdir)
     _build_manual("guides", guides, out, manifest, heldout | gimp_english, (*earlier, "docs"))
-    manifest["files"]["guides.tsv.gz"]["use"] = "train / dev / test; no preset trains on it yet"
+    manifest["files"]["guides.tsv.gz"]["use"] = f"train / dev / test; preset {third}"
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 

@@ -37,7 +37,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     from safetensors.torch import load_file, save_file
 
     from transformer.checkpoint import _write_json, read_json
-    from transformer.layout import AVERAGED_FROM, tokenizer_files
+    from transformer.layout import AVERAGED_DIR, AVERAGED_FROM, tokenizer_files
 
     old, new = read_json(target / "card.json"), read_json(run / "card.json")
     start = new.get("init_from") or {}
@@ -55,7 +55,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     n = len(steps) + 1
     # everything read before anything is written: a run that fails here leaves the checkpoint as it was
     curves = run / "metrics.jsonl"
-    if not curves.is_file() and run.name == "averaged":  # the trainer's averaged/ (--average-every): its run's curves
+    if not curves.is_file() and run.name == AVERAGED_DIR:  # the trainer's averaged/ (--average-every): its run's curves
         curves = run.parent / "metrics.jsonl"
     rows = [json.loads(line) for line in curves.read_text(encoding="utf-8").splitlines() if line]
     state = load_file(run / "model.safetensors")

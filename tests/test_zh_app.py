@@ -87,7 +87,7 @@ def test_evaluate_zh_writes_scores_probe_and_pair_into_the_card(zh_root, monkeyp
     assert node_text(at.get_by_key("translation"))
 
 
-def test_evaluate_zh_dev_prints_each_corpus_beside_the_pooled_rule(zh_root, capsys):
+def test_evaluate_zh_dev_prints_each_corpus_of_the_pooled_rule(zh_root, capsys):
     import importlib.util
     import json
 
@@ -100,14 +100,15 @@ def test_evaluate_zh_dev_prints_each_corpus_beside_the_pooled_rule(zh_root, caps
     lines = dict(line.split(" ", 1) for line in capsys.readouterr().out.splitlines() if line.startswith("zh_dev"))
     assert json.loads(lines["zh_dev"])["n_sentences"] == 4
     by_corpus = json.loads(lines["zh_dev_by_corpus"])
-    # the four pooled sentences are LibreOffice's (the first corpus of the rule); a corpus beside the rule is
-    # translated apart and not pooled
+    # the four pooled sentences are LibreOffice's (the first corpus of the rule)
     assert set(by_corpus) == {"zh/libreoffice", "mean"}
     assert by_corpus["mean"] == by_corpus["zh/libreoffice"]
-    module.BESIDE_THE_RULE = ("zh/everyday",)
-    assert module.main([str(zh_root / "en-zh"), "--dev", "--limit", "4", "--dev-corpora", "zh/docs"]) == 0
+    # --dev-corpora pools the corpora named, each read off the pooled translations
+    assert module.main([str(zh_root / "en-zh"), "--dev", "--dev-corpora", "zh/docs,zh/everyday"]) == 0
     lines = dict(line.split(" ", 1) for line in capsys.readouterr().out.splitlines() if line.startswith("zh_dev"))
-    assert set(json.loads(lines["zh_dev_by_corpus"])) == {"zh/docs", "mean", "zh/everyday (not in the rule)"}
+    by_corpus = json.loads(lines["zh_dev_by_corpus"])
+    assert set(by_corpus) == {"zh/docs", "zh/everyday", "mean"}
+    assert by_corpus["mean"] == round((by_corpus["zh/docs"] + by_corpus["zh/everyday"]) / 2, 2)
 
 
 def test_every_head_lab_tab_renders_and_the_probe_says_why_it_does_not_apply(zh_root, monkeypatch):

@@ -62,6 +62,7 @@ from .real import (
     page_split,
     paragraphs_by_anchor,
     paragraphs_by_id,
+    read_page,
     sentences,
 )
 
@@ -202,8 +203,7 @@ def extract_pages_zh(en_root: str | Path, zh_root: str | Path, source: str) -> I
         zh_page = zh_root / rel
         if not zh_page.is_file():
             continue
-        en = en_page.read_text(encoding="utf-8", errors="replace")
-        zh = zh_page.read_text(encoding="utf-8", errors="replace")
+        en, zh = read_page(en_page), read_page(zh_page)
         for src, tgt in align(en, zh):
             yield RealPair(source, rel, src, tgt)
 
@@ -311,10 +311,6 @@ def extract_debian_docs_zh(workdir: str | Path) -> list[RealPair]:
     return out + list(_chapters_zh(en_dir, zh_dir, "docs", "reference/"))
 
 
-def _read_html(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace")
-
-
 def _chapters_zh(en_dir: Path, zh_dir: Path, source: str, prefix: str) -> Iterator[RealPair]:
     """Each name.en.html of en_dir beside zh_dir's name.zh-cn.html, section by section (sections_zh); pages named
     prefix + name."""
@@ -322,7 +318,7 @@ def _chapters_zh(en_dir: Path, zh_dir: Path, source: str, prefix: str) -> Iterat
         chapter = en_page.name.removesuffix(".en.html")
         zh_page = zh_dir / f"{chapter}.zh-cn.html"
         if zh_page.is_file():
-            pairs = align_by_anchor_zh(_read_html(en_page), _read_html(zh_page))
+            pairs = align_by_anchor_zh(read_page(en_page), read_page(zh_page))
             yield from (RealPair(source, prefix + chapter, s, t) for s, t in pairs)
 
 
@@ -339,7 +335,7 @@ def extract_debian_guides_zh(workdir: str | Path) -> list[RealPair]:
         out.extend(_chapters_zh(root / en_pkg / en_folder, root / zh_pkg / zh_folder, "guides", prefix))
     (en_pkg, en_file), (zh_pkg, zh_file) = EDU_MANUAL
     if (root / en_pkg / en_file).is_file() and (root / zh_pkg / zh_file).is_file():
-        sections = sections_zh(_read_html(root / en_pkg / en_file), _read_html(root / zh_pkg / zh_file))
+        sections = sections_zh(read_page(root / en_pkg / en_file), read_page(root / zh_pkg / zh_file))
         out.extend(RealPair("guides", f"edu/{anchor}", s, t) for anchor, pairs in sections.items() for s, t in pairs)
     return out
 

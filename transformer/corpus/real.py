@@ -317,7 +317,8 @@ def sentence_like(src: str, tgt: str) -> bool:
     return 0.6 <= len(tgt) / len(src) <= 2.2
 
 
-def _read(path: Path) -> str:
+def read_page(path: Path) -> str:
+    """A page's text, undecodable bytes replaced (a page is never refused for one bad byte)."""
     return path.read_text(encoding="utf-8", errors="replace")
 
 
@@ -350,7 +351,7 @@ def extract_pages(
         fr_page = fr_root / rel
         if not fr_page.is_file():
             continue
-        en, fr = _read(en_page), _read(fr_page)
+        en, fr = read_page(en_page), read_page(fr_page)
         if source == "libreoffice":
             pairs = align_by_id(en, fr)
         elif by_anchor:

@@ -40,6 +40,12 @@ And one more, built after it (the eight above rebuild byte for byte with it):
   Debian FAQ and the Debian Edu manual, each page's sections aligned by their ids (chinese.extract_debian_guides_zh),
   split by page (the Edu manual, one page per language, by section); the same rules as docs.tsv.gz, docs included.
 
+And one more, built last (the nine above rebuild byte for byte with it):
+
+- ``tutorials.tsv.gz``: Inkscape's nine tutorials (``inkscape-tutorials``), each SVG's texts in order beside its
+  zh_CN twin's (chinese.extract_tutorials_zh): graphics-editing prose, the GIMP manual's subject; training only (nine
+  pages, too few to hold any out); none of its English is held out anywhere or is GIMP English.
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -76,6 +82,7 @@ PACKAGES = (
     "debian-handbook",
     *C.REFERENCE_PACKAGES,
     *C.GUIDES_PACKAGES,
+    C.TUTORIALS[0],
 )
 UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
@@ -152,8 +159,19 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     third = "en-zh-manuals (en-zh's third session)"
     manifest["files"]["docs.tsv.gz"]["use"] = f"train / dev / test; presets en-zh-docs, {third}"
     guides = C.extract_debian_guides_zh(workdir)
-    _build_manual("guides", guides, out, manifest, heldout | gimp_english, (*earlier, "docs"))
+    heldout |= _build_manual("guides", guides, out, manifest, heldout | gimp_english, (*earlier, "docs"))
     manifest["files"]["guides.tsv.gz"]["use"] = f"train / dev / test; preset {third}"
+    tutorials = C.extract_tutorials_zh(workdir / C.TUTORIALS[0])
+    sp = C.split_by_page_zh(tutorials, 0.0, 0.0)
+    sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in heldout | gimp_english]
+    real.write_pairs(out / "tutorials.tsv.gz", [("train", p) for p in sp["train"]], real.HEADER_ZH)
+    manifest["files"]["tutorials.tsv.gz"] = {
+        **_stats(tutorials, sp),
+        "licence": C.LICENCES["tutorials"],
+        "pairs_by_tutorial": dict(sorted(Counter(p.page for p in sp["train"]).items())),
+        "split": "training only (nine tutorials: too few pages to hold any out)",
+        "use": "training only; preset en-zh-tutorials",
+    }
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 

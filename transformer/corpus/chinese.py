@@ -39,6 +39,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from xml.etree import ElementTree
 
 from .everyday import (
     OBJECT_CATALOGUES,
@@ -84,6 +85,7 @@ EDU_MANUAL = (
     ("debian-edu-doc-en", "usr/share/doc/debian-edu-doc-en/debian-edu-bookworm-manual.html"),
     ("debian-edu-doc-zh-cn", "usr/share/doc/debian-edu-doc-zh-cn/debian-edu-bookworm-manual.html"),
 )
+TUTORIALS = ("inkscape-tutorials", "usr/share/inkscape/tutorials")
 GUIDES_PACKAGES = (INSTALL_GUIDE[0], *(name for pair in (MAINT_GUIDE, FAQ, EDU_MANUAL) for name, _ in pair))
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
@@ -109,6 +111,8 @@ LICENCES = {
     "(Debian New Maintainers' Guide, Josip Rodin, Osamu Aoki); the Debian FAQ's permission notice (verbatim and "
     "modified copies under an identical notice, LICENCES.md; Software in the Public Interest); GPL-2.0-or-later "
     "(Debian Edu manual, its authors); each with its Chinese translators",
+    "tutorials": "GPL (Inkscape's tutorials, their authors and Chinese translators; the package's copyright file: "
+    "\"GNU GPL; some portions public domain\")",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",
@@ -337,6 +341,43 @@ def extract_debian_guides_zh(workdir: str | Path) -> list[RealPair]:
     if (root / en_pkg / en_file).is_file() and (root / zh_pkg / zh_file).is_file():
         sections = sections_zh(read_page(root / en_pkg / en_file), read_page(root / zh_pkg / zh_file))
         out.extend(RealPair("guides", f"edu/{anchor}", s, t) for anchor, pairs in sections.items() for s, t in pairs)
+    return out
+
+
+# ---------------------------------------------------------------- Inkscape's tutorials
+_SVG_TEXT = ("{http://www.w3.org/2000/svg}text", "{http://www.w3.org/2000/svg}flowPara")
+
+
+def svg_texts(svg: str) -> list[str]:
+    """The texts of an SVG document in document order: each <text> (its <tspan> lines joined by a space) or
+    <flowPara>, whitespace collapsed, empty ones left out."""
+    root = ElementTree.fromstring(svg)
+    texts = (" ".join(" ".join(el.itertext()).split()) for el in root.iter() if el.tag in _SVG_TEXT)
+    return [t for t in texts if t]
+
+
+def align_tutorial_zh(en_svg: str, zh_svg: str) -> list[tuple[str, str]]:
+    """Pairs of one Inkscape tutorial: its texts in order, English beside Chinese, cut into sentences
+    (split_paragraph_zh). A tutorial ends with its authors and the year of its layout; a translation adds its
+    translators' line between them, so the texts before the authors are paired only when both have as many."""
+    en, zh = svg_texts(en_svg), svg_texts(zh_svg)
+    if len(en) < 2 or len(zh) != len(en) + 1:
+        return []
+    return [p for x, y in zip(en[:-2], zh[: len(en) - 2]) for p in split_paragraph_zh(x, y)]
+
+
+def extract_tutorials_zh(package_root: str | Path) -> list[RealPair]:
+    """Inkscape's tutorials (``inkscape-tutorials``: tutorial-NAME.svg beside tutorial-NAME.zh_CN.svg), each
+    aligned by align_tutorial_zh; pages named inkscape/NAME, sorted."""
+    folder = Path(package_root) / TUTORIALS[1]
+    out = []
+    for en_page in sorted(folder.glob("tutorial-*.svg")):
+        name = en_page.name.removesuffix(".svg")
+        zh_page = folder / f"{name}.zh_CN.svg"
+        if "." in name or not zh_page.is_file():
+            continue
+        pairs = align_tutorial_zh(en_page.read_text(encoding="utf-8"), zh_page.read_text(encoding="utf-8"))
+        out.extend(RealPair("tutorials", f"inkscape/{name.removeprefix('tutorial-')}", s, t) for s, t in pairs)
     return out
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus.chinese import GUIDES_PACKAGES, REFERENCE_PACKAGES
+from ..corpus.chinese import GUIDES_PACKAGES, REFERENCE_PACKAGES, TUTORIALS
 from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 from ..layout import AVERAGED_FROM
@@ -210,6 +210,7 @@ PACKAGES_OF = {
     "zh/objects": (*OBJECT_CATALOGUES, STAMPS_PACKAGE),
     "zh/docs": ("debian-handbook", *REFERENCE_PACKAGES),
     "zh/guides": GUIDES_PACKAGES,
+    "zh/tutorials": (TUTORIALS[0],),
 }
 
 

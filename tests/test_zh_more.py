@@ -484,3 +484,110 @@ def test_every_committed_corpus_has_a_name_in_both_languages_and_its_packages():
     entry = real_data_entry(names, real.DATA_DIR / "zh" / "MANIFEST.json")
     assert entry["zh/guides"]["packages"]["maint-guide-zh-cn"] == "1.2.53"
     assert entry["zh/docs"]["pairs"] == len(real.read_pairs(real.real_files()["zh/docs"], "train"))
+
+
+# ---------------------------------------------------------------- Inkscape's tutorials
+SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd">'
+    "{body}</svg>"
+)
+
+
+def _tutorial(*texts: str) -> str:
+    """An SVG like Inkscape's tutorials: one <text> per paragraph (the first split into two <tspan> lines), a
+    drawing with no text, and a <flowRoot>'s <flowPara>."""
+    first, *rest = texts
+    lines = "".join(f'<tspan sodipodi:role="line">{line}</tspan>' for line in first.split(" ", 1))
+    body = f'<text x="1">{lines}</text>'
+    body += '<g><rect width="5" height="5"/><text> </text></g>'
+    body += "".join(f"<text>{t}</text>" for t in rest[:-1])
+    return SVG.format(body=body + f"<flowRoot><flowPara>{rest[-1]}</flowPara></flowRoot>")
+
+
+TUTORIAL_EN = ("Drag the handle to rotate. Press Ctrl to snap.", "Fill and stroke", "Bulia Byak; Jon Doe", "2019")
+TUTORIAL_ZH = ("拖动控制柄来旋转。按 Ctrl 键吸附。", "填充和描边", "Bulia Byak; Jon Doe", "驿窗 — 2022", "2019")
+
+
+def test_svg_texts_read_lines_and_flowed_paragraphs_in_order():
+    svg = _tutorial(*TUTORIAL_EN)
+    assert C.svg_texts(svg) == list(TUTORIAL_EN)  # the two lines joined, the empty <text> left out
+
+
+def test_a_tutorial_pairs_its_texts_before_the_authors_when_the_translation_adds_its_translators():
+    pairs = C.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_ZH))
+    assert pairs == [
+        ("Drag the handle to rotate.", "拖动控制柄来旋转。"),  # as many sentences: cut into sentence pairs
+        ("Press Ctrl to snap.", "按 Ctrl 键吸附。"),
+        ("Fill and stroke", "填充和描边"),
+    ]
+    # a translation without its translators' line, or one text short, does not line up: nothing rather than shifted
+    assert C.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_EN)) == []
+    assert C.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_ZH[1:])) == []
+
+
+def _tutorials_fixture(work, held_out: str = "Use apt to install packages.") -> None:
+    folder = work / C.TUTORIALS[0] / C.TUTORIALS[1]
+    _write(folder, "tutorial-basic.svg", _tutorial(*TUTORIAL_EN))
+    _write(folder, "tutorial-basic.zh_CN.svg", _tutorial(*TUTORIAL_ZH))
+    _write(folder, "tutorial-basic.fr.svg", _tutorial("Faites glisser la poignée.", "Remplissage", "B", "2019"))
+    en = (GIMP_EN, held_out, "Authors", "2019")  # GIMP's English, a held-out one
+    _write(folder, "tutorial-shapes.svg", _tutorial(*en))
+    _write(
+        folder,
+        "tutorial-shapes.zh_CN.svg",
+        _tutorial("选择要移动的图层。", "用 apt 安装软件包。", "作者", "译者", "2019"),
+    )
+    _write(folder, "tutorial-tips.svg", _tutorial("No Chinese twin here.", "A", "B", "2019"))  # no zh_CN: skipped
+
+
+def test_inkscape_tutorials_extract_by_tutorial(tmp_path):
+    _tutorials_fixture(tmp_path)
+    pairs = C.extract_tutorials_zh(tmp_path / C.TUTORIALS[0])
+    assert {p.source for p in pairs} == {"tutorials"}
+    assert [p.page for p in pairs] == ["inkscape/basic"] * 3 + ["inkscape/shapes"] * 2
+    assert (pairs[2].src, pairs[2].tgt) == ("Fill and stroke", "填充和描边")
+
+
+def test_the_build_adds_tutorials_for_training_only_without_held_out_or_gimp_english(tmp_path):
+    build_zh, work, versions, _ = _built_before(tmp_path)
+    _docs_fixture(work)
+    _guides_fixture(work)
+    before = tmp_path / "no-tutorials"
+    build_zh.build(work, before, versions)
+    held = sorted(p.src for f in before.glob("*.tsv.gz") for s in ("dev", "test") for p in real.read_pairs(f, s))
+    assert held, "the fixtures hold some pages out"
+    _tutorials_fixture(work, held[0])
+    after = tmp_path / "after"
+    manifest = build_zh.build(work, after, versions)
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "tutorials.tsv.gz")
+    assert all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)  # the nine unchanged
+    tutorials = {s: real.read_pairs(after / "tutorials.tsv.gz", s) for s in real.SPLITS}
+    assert not tutorials["dev"] and not tutorials["test"]
+    srcs = [p.src for p in tutorials["train"]]
+    assert srcs == ["Drag the handle to rotate.", "Press Ctrl to snap.", "Fill and stroke"]
+    assert held[0] not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    assert manifest["files"]["tutorials.tsv.gz"]["by_split"] == {"train": 3, "dev": 0, "test": 0}
+    assert manifest["files"]["tutorials.tsv.gz"]["pairs_by_tutorial"] == {"inkscape/basic": 3}
+    build_zh.build(work, tmp_path / "again", versions)
+    assert (after / "tutorials.tsv.gz").read_bytes() == (tmp_path / "again" / "tutorials.tsv.gz").read_bytes()
+
+
+def test_committed_tutorials_corpus_is_training_only_and_holds_no_held_out_or_gimp_english():
+    files = real.real_files()
+    mine = real.read_pairs(files["zh/tutorials"], "train")
+    assert len(mine) > 800 and len({p.page for p in mine}) == 9
+    assert not real.read_pairs(files["zh/tutorials"], "dev") and not real.read_pairs(files["zh/tutorials"], "test")
+    others = [n for n in files if n.startswith("zh/") and n != "zh/tutorials"]
+    heldout = {C.dedup_key(p.src) for n in others for s in ("dev", "test") for p in real.read_pairs(files[n], s)}
+    assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
+    assert all(C.reads_as_chinese(p.tgt) for p in mine)
+
+
+def test_en_zh_tutorials_preset_is_en_zh_manuals_with_the_tutorials_five_times_an_epoch():
+    manuals, tutorials = PRESETS["en-zh-manuals"], PRESETS["en-zh-tutorials"]
+    assert tutorials.real_data == (*manuals.real_data, "zh/tutorials")
+    assert dict(tutorials.real_repeat) == {**dict(manuals.real_repeat), "zh/tutorials": 5}
+    changed = {"real_data", "real_repeat"}
+    assert {f: getattr(tutorials, f) for f in manuals.__dataclass_fields__ if f not in changed} == {
+        f: getattr(manuals, f) for f in manuals.__dataclass_fields__ if f not in changed
+    }

@@ -30,6 +30,10 @@ help (:func:`extract_help_zh`), both split by page; the zh_CN interface catalogu
 four image editors (:func:`extract_catalogues_zh`, :func:`interface_pairs_zh`: accelerators removed, messages of
 3+ English words), training only. The KDE handbooks (:func:`extract_kde_zh`) were measured and left out (71 pairs).
 
+Added later: household text (:func:`extract_objects_zh`), Debian's documentation (:func:`extract_debian_docs_zh`) and
+guides (:func:`extract_debian_guides_zh`), and Inkscape's tutorials (:func:`extract_tutorials_zh`: each SVG's texts in
+order beside its zh_CN twin's; training only).
+
 No network, no Debian tools: these functions read unpacked folders or strings.
 """
 
@@ -112,7 +116,7 @@ LICENCES = {
     "modified copies under an identical notice, LICENCES.md; Software in the Public Interest); GPL-2.0-or-later "
     "(Debian Edu manual, its authors); each with its Chinese translators",
     "tutorials": "GPL (Inkscape's tutorials, their authors and Chinese translators; the package's copyright file: "
-    "\"GNU GPL; some portions public domain\")",
+    '"GNU GPL; some portions public domain")',
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",

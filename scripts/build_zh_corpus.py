@@ -144,16 +144,9 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     gimp_english = {C.dedup_key(p.src) for p in gi}
     heldout = _build_more(workdir, out, manifest, (lo_splits, everyday_splits), gimp_english)
     objects = C.extract_objects_zh(workdir)
-    sp = C.split_by_page_zh(objects, 0.0, 0.0)
-    sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in heldout | gimp_english]
-    real.write_pairs(out / "objects.tsv.gz", [("train", p) for p in sp["train"]], real.HEADER_ZH)
-    manifest["files"]["objects.tsv.gz"] = {
-        **_stats(objects, sp),
-        "licence": C.LICENCES["objects"],
-        "pairs_by_source": dict(sorted(Counter(p.source for p in sp["train"]).items())),
-        "split": "training only",
-        "use": "training only; en-zh since its second session (preset en-zh-objects)",
-    }
+    by_source = ("pairs_by_source", lambda p: p.source)
+    use = "training only; en-zh since its second session (preset en-zh-objects)"
+    _build_training_only("objects", objects, out, manifest, heldout | gimp_english, by_source, "training only", use)
     earlier = ("libreoffice", "everyday", "gimp", "gnome", "apps", "ui", "objects")
     heldout |= _build_manual("docs", C.extract_debian_docs_zh(workdir), out, manifest, heldout | gimp_english, earlier)
     third = "en-zh-manuals (en-zh's third session)"
@@ -162,18 +155,31 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     heldout |= _build_manual("guides", guides, out, manifest, heldout | gimp_english, (*earlier, "docs"))
     manifest["files"]["guides.tsv.gz"]["use"] = f"train / dev / test; preset {third}"
     tutorials = C.extract_tutorials_zh(workdir / C.TUTORIALS[0])
-    sp = C.split_by_page_zh(tutorials, 0.0, 0.0)
-    sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in heldout | gimp_english]
-    real.write_pairs(out / "tutorials.tsv.gz", [("train", p) for p in sp["train"]], real.HEADER_ZH)
-    manifest["files"]["tutorials.tsv.gz"] = {
-        **_stats(tutorials, sp),
-        "licence": C.LICENCES["tutorials"],
-        "pairs_by_tutorial": dict(sorted(Counter(p.page for p in sp["train"]).items())),
-        "split": "training only (nine tutorials: too few pages to hold any out)",
-        "use": "training only; preset en-zh-tutorials",
-    }
+    by_tutorial = ("pairs_by_tutorial", lambda p: p.page)
+    split = "training only (nine tutorials: too few pages to hold any out)"
+    use = "training only; preset en-zh-tutorials"
+    _build_training_only("tutorials", tutorials, out, manifest, heldout | gimp_english, by_tutorial, split, use)
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def _build_training_only(
+    name: str, pairs: list, out: Path, manifest: dict, excluded: set[str], count_by: tuple, split: str, use: str
+) -> None:
+    """objects and tutorials: every pair trains (no pages held out), less those whose English is in excluded (every
+    earlier file's held-out English and the GIMP manual's, as dedup keys); count_by is (the MANIFEST key, what a pair
+    is counted by)."""
+    sp = C.split_by_page_zh(pairs, 0.0, 0.0)
+    sp["train"] = [p for p in sp["train"] if C.dedup_key(p.src) not in excluded]
+    real.write_pairs(out / f"{name}.tsv.gz", [("train", p) for p in sp["train"]], real.HEADER_ZH)
+    key, of = count_by
+    manifest["files"][f"{name}.tsv.gz"] = {
+        **_stats(pairs, sp),
+        "licence": C.LICENCES[name],
+        key: dict(sorted(Counter(of(p) for p in sp["train"]).items())),
+        "split": split,
+        "use": use,
+    }
 
 
 def _build_more(workdir: Path, out: Path, manifest: dict, earlier: tuple, gimp_english: set[str]) -> set[str]:

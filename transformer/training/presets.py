@@ -387,7 +387,8 @@ EN_ZH_MANUALS = dataclasses.replace(
 # Chinese corpora with dev pages (scripts/evaluate_zh.py --dev: 1,269 sentences) is above the shipped weights' on the
 # same pages (21.44, measured before the run on their float16 weights), and its held-out pages keep BLEU >= 25,
 # chrF >= 30. The tutorials have no dev pages; the GIMP manual, which they are meant to help, is measured only after
-# the rule has decided.
+# the rule has decided. Run on 5 December, 13:13-14:34 (2,901 steps in its 80 minutes): dev BLEU 22.31 final, 22.06
+# averaged/, 21.76 averaged/ with the shipped weights: the final weights kept as en-zh's fourth session.
 EN_ZH_TUTORIALS = dataclasses.replace(
     EN_ZH_MANUALS,
     real_data=(*EN_ZH_MANUALS.real_data, "zh/tutorials"),

@@ -381,7 +381,7 @@ EN_ZH_MANUALS = dataclasses.replace(
 
 # en-zh-manuals' mix with Inkscape's nine tutorials (zh/tutorials: 917 training pairs of graphics-editing prose, the
 # GIMP manual's subject, built 5 December) five times an epoch, from the shipped weights (en-zh's third session), the
-# same lr (factor 0.05), 80 minutes, averaging its last five 300-step weights. Set before the run (5 December, 13:15)
+# same lr (factor 0.05), 80 minutes, averaging its last five 300-step weights. Set before the run (5 December, 13:13)
 # with en-zh-manuals' rule unchanged: the best of three candidates, its final weights, its averaged/ and averaged/
 # averaged with the shipped weights, replaces checkpoints/en-zh only if its BLEU on the pooled dev pages of the six
 # Chinese corpora with dev pages (scripts/evaluate_zh.py --dev: 1,269 sentences) is above the shipped weights' on the

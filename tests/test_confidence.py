@@ -13,7 +13,7 @@ from transformer.analysis import Source, analyse, max_new_tokens
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus.real import load_real
 from transformer.decoding import translate_ids
-from transformer.inspection.confidence import ConfidenceLevel, confidence, produced_probs
+from transformer.inspection.confidence import ConfidenceLevel, confidence, measured_agreement, produced_probs
 from transformer.layout import DEFAULT_CHECKPOINT
 
 pytestmark = pytest.mark.skipif(not DEFAULT_CHECKPOINT.exists(), reason="the shipped checkpoint is missing")
@@ -83,3 +83,49 @@ def test_the_app_shows_the_line_beside_the_translation():
     at = run(app(text="The file opens in a new window."))
     line = node_text(at.get_by_key("confidence"))
     assert line.startswith("Confidence: ") and "pieces" in line
+    m = measured_agreement(load_checkpoint(DEFAULT_CHECKPOINT).card)
+    if m is not None:  # the shipped default's own measurement, in the line's help
+        helps = [el.help for el in at.get_by_key("confidence") if getattr(el, "help", None)]
+        assert any(f"Pearson {m.pearson:.2f}" in h for h in helps), helps
+
+
+def _entry(n: int, r: float, least: float, most: float, corpus: str = "everyday") -> dict:
+    """A card entry in the shape scripts/confidence_vs_chrf.py --write gives it."""
+    quarters = [{"mean_log_prob": -1.0, "chrf": least}, {"chrf": 40.0}, {"chrf": 50.0}, {"chrf": most}]
+    return {
+        "corpus": corpus,
+        "split": "test",
+        "n_sentences": n,
+        "mean_log_prob_vs_chrf": {"pearson": r, "spearman": r},
+        "chrf_by_confidence_quarter": quarters,
+    }
+
+
+def test_the_measured_agreement_is_read_from_the_card_and_a_bad_entry_is_skipped():
+    assert measured_agreement({}) is None and measured_agreement({"confidence": "no"}) is None
+    card = {
+        "confidence": {
+            "kde/test": _entry(100, 0.4, 30.0, 60.0, "kde"),
+            "everyday/test": _entry(200, 0.59, 34.2, 61.5),
+            "bad/test": {"n_sentences": 900, "mean_log_prob_vs_chrf": {"pearson": "x"}},
+            "nan/test": _entry(900, float("nan"), 1.0, 2.0),
+            "empty/test": _entry(0, 0.9, 1.0, 2.0),
+        }
+    }
+    m = measured_agreement(card)  # the largest well-formed set
+    assert (m.corpus, m.split, m.n_sentences, m.pearson) == ("everyday", "test", 200, 0.59)
+    assert (m.least_confident_chrf, m.most_confident_chrf) == (34.2, 61.5)
+
+
+def test_the_help_says_what_was_measured_on_this_model_in_both_languages():
+    from pages._ui.confidence import confidence_help
+
+    card = {"confidence": {"zh/everyday/test": _entry(200, 0.47, 5.1, 22.3, "zh/everyday")}}
+    for lang in ("en", "zh"):
+        tr = Translator(lang)
+        assert confidence_help({}, tr) == tr("conf.help")
+        text = confidence_help(card, tr)
+        assert text.startswith(tr("conf.help")) and "0.47" in text and "5.1" in text and "22.3" in text
+        assert tr("zh.name_everyday") in text  # the corpus by its catalogue name
+    assert "200 held-out sentences" in confidence_help(card, Translator("en"))
+    assert "200 个留出句子" in confidence_help(card, Translator("zh"))

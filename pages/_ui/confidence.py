@@ -1,13 +1,17 @@
-"""The confidence line beside a translation (transformer.inspection.confidence reads the decoder's probabilities)."""
+"""The confidence line beside a translation (transformer.inspection.confidence reads the decoder's probabilities);
+its help says how well the line agreed with reality on this checkpoint's held-out sentences, where that was measured."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import streamlit as st
 
 from transformer.analysis import Analysis
-from transformer.inspection.confidence import ConfidenceLevel, confidence
+from transformer.inspection.confidence import ConfidenceLevel, confidence, measured_agreement
 
-from .i18n import Translator
+from .i18n import Translator, corpus_name
 
 LEVEL_KEYS = {
     ConfidenceLevel.SURE: "conf.sure",
@@ -33,8 +37,24 @@ def confidence_text(a: Analysis, tr: Translator) -> str | None:
     )
 
 
-def confidence_line(a: Analysis, tr: Translator) -> None:
+def confidence_help(card: Mapping[str, Any], tr: Translator) -> str:
+    """What the line is, and what scripts/confidence_vs_chrf.py measured of it on this model (when it did)."""
+    m = measured_agreement(card)
+    if m is None:
+        return tr("conf.help")
+    measured = tr(
+        "conf.measured",
+        n=m.n_sentences,
+        corpus=corpus_name(m.corpus, tr),
+        r=m.pearson,
+        least=m.least_confident_chrf,
+        most=m.most_confident_chrf,
+    )
+    return f"{tr('conf.help')}\n\n{measured}"
+
+
+def confidence_line(a: Analysis, tr: Translator, card: Mapping[str, Any]) -> None:
     text = confidence_text(a, tr)
     if text is not None:
         with st.container(key="confidence"):
-            st.caption(text, help=tr("conf.help"))
+            st.caption(text, help=confidence_help(card, tr))

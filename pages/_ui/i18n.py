@@ -52,3 +52,9 @@ class Translator:
 
     def has(self, key: str) -> bool:
         return key in self.messages
+
+
+def corpus_name(corpus: str, tr: Translator) -> str:
+    """A committed corpus's name in the catalogue (realdata.name_kde; zh.name_everyday for zh/everyday), else itself."""
+    key = f"zh.name_{corpus[3:]}" if corpus.startswith("zh/") else f"realdata.name_{corpus}"
+    return tr(key) if tr.has(key) else corpus

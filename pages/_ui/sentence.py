@@ -13,7 +13,7 @@ from transformer.vocabulary import Vocabulary, for_card, words_of
 
 from . import cache
 from .confidence import confidence_line
-from .i18n import Translator
+from .i18n import Translator, corpus_name
 from .session import MAX_TEXT, Subject
 from .views import Context
 
@@ -76,12 +76,7 @@ def notes_and_translation(
     with st.container(key="translation"):
         st.caption(tr("sentence.translation_guess" if guess else "sentence.translation"))
         st.text(a.translation or tr("sentence.nothing"))
-    confidence_line(a, tr)
-
-
-def _name_key(corpus: str) -> str:
-    """The catalogue key of a committed corpus's name: realdata.name_kde; zh.name_everyday for zh/everyday."""
-    return f"zh.name_{corpus[3:]}" if corpus.startswith("zh/") else f"realdata.name_{corpus}"
+    confidence_line(a, tr, ckpt.card)
 
 
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
@@ -93,7 +88,7 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         sources = tr("realdata.list_sep").join(
             tr(
                 "realdata.source",
-                name=tr(_name_key(s.name)) if tr.has(_name_key(s.name)) else s.name,
+                name=corpus_name(s.name, tr),
                 pairs=f"{s.pairs:,}",
                 licence=s.licence,
                 packages=", ".join(s.packages)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -77,3 +78,40 @@ def produced_probs(log_probs: np.ndarray, tokens: Sequence[int]) -> np.ndarray:
     lp = np.asarray(log_probs, dtype=np.float64)
     idx = np.asarray(tokens, dtype=np.int64)[: lp.shape[0]]
     return np.exp(lp[np.arange(idx.size), idx])
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How well the line agreed with reality on a checkpoint's held-out sentences, as
+    ``scripts/confidence_vs_chrf.py --write`` measured it (the card's "confidence", keyed "corpus/split")."""
+
+    corpus: str  # a committed corpus: "everyday", "zh/everyday"
+    split: str
+    n_sentences: int
+    pearson: float  # mean log-probability per piece against sentence chrF
+    least_confident_chrf: float  # mean sentence chrF of the least confident quarter
+    most_confident_chrf: float  # and of the most confident quarter
+
+
+def measured_agreement(card: Mapping[str, Any]) -> Agreement | None:
+    """The card's measurement on its largest held-out set (the first of equals); None when the card has none.
+
+    A card is data from a file: an entry that is not the script's shape is skipped, never trusted."""
+    found = []
+    entries = card.get("confidence")
+    for key, e in entries.items() if isinstance(entries, Mapping) else ():
+        try:
+            quarters = e["chrf_by_confidence_quarter"]
+            a = Agreement(
+                str(e.get("corpus", str(key).rpartition("/")[0])),
+                str(e.get("split", str(key).rpartition("/")[2])),
+                int(e["n_sentences"]),
+                float(e["mean_log_prob_vs_chrf"]["pearson"]),
+                float(quarters[0]["chrf"]),
+                float(quarters[-1]["chrf"]),
+            )
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+            continue
+        if a.n_sentences > 0 and all(map(math.isfinite, (a.pearson, a.least_confident_chrf, a.most_confident_chrf))):
+            found.append(a)
+    return max(found, key=lambda a: a.n_sentences, default=None)

@@ -79,6 +79,15 @@ def notes_and_translation(
     confidence_line(a, tr, ckpt.card)
 
 
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>~|$"})
+
+
+def md_literal(text: str) -> str:
+    """Text read from a card, shown literally inside markdown: a Debian version's "~" (2.12.23~deb12u1) would start
+    a strikethrough, "$" a formula, "[...](...)" a link; each such character is backslash-escaped."""
+    return str(text).translate(_MARKDOWN)
+
+
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
     """The short card on what a model trained on real text saw (nothing for the other checkpoints)."""
     summary = cache.memo(training_summary, ckpt.card)
@@ -88,12 +97,12 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         sources = tr("realdata.list_sep").join(
             tr(
                 "realdata.source",
-                name=corpus_name(s.name, tr),
+                name=md_literal(corpus_name(s.name, tr)),
                 pairs=f"{s.pairs:,}",
-                licence=s.licence,
-                packages=", ".join(s.packages)
+                licence=md_literal(s.licence),
+                packages=md_literal(", ".join(s.packages))
                 if len(s.packages) <= 4
-                else tr("realdata.more_packages", first=", ".join(s.packages[:3]), n=len(s.packages) - 3),
+                else tr("realdata.more_packages", first=md_literal(", ".join(s.packages[:3])), n=len(s.packages) - 3),
             )
             for s in summary.real
         )

@@ -129,3 +129,5 @@ def test_the_help_says_what_was_measured_on_this_model_in_both_languages():
         assert tr("zh.name_everyday") in text  # the corpus by its catalogue name
     assert "200 held-out sentences" in confidence_help(card, Translator("en"))
     assert "200 个留出句子" in confidence_help(card, Translator("zh"))
+    odd = {"confidence": {"x": _entry(10, 0.3, 1.0, 2.0, "[x](http://e) 1~2 $y$")}}  # a name not in the catalogue
+    assert "\\[x\\](http://e) 1\\~2 \\$y\\$" in confidence_help(odd, Translator("en"))  # shown literally

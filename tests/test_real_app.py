@@ -188,7 +188,7 @@ def test_the_beam_slider_searches_with_the_length_penalty_the_card_chose():
 
 
 def test_card_text_is_shown_literally_in_markdown():
-    from pages._ui.sentence import md_literal
+    from pages._ui.i18n import md_literal
 
     assert md_literal("edu 2.12.23~deb12u1") == "edu 2.12.23\\~deb12u1"
     assert md_literal("[x](http://e) $a$ *b*") == "\\[x\\](http://e) \\$a\\$ \\*b\\*"

@@ -11,7 +11,7 @@ import streamlit as st
 from transformer.analysis import Analysis
 from transformer.inspection.confidence import ConfidenceLevel, confidence, measured_agreement
 
-from .i18n import Translator, corpus_name
+from .i18n import Translator, corpus_name, md_literal
 
 LEVEL_KEYS = {
     ConfidenceLevel.SURE: "conf.sure",
@@ -45,7 +45,7 @@ def confidence_help(card: Mapping[str, Any], tr: Translator) -> str:
     measured = tr(
         "conf.measured",
         n=m.n_sentences,
-        corpus=corpus_name(m.corpus, tr),
+        corpus=md_literal(corpus_name(m.corpus, tr)),
         r=m.pearson,
         least=m.least_confident_chrf,
         most=m.most_confident_chrf,

@@ -58,3 +58,12 @@ def corpus_name(corpus: str, tr: Translator) -> str:
     """A committed corpus's name in the catalogue (realdata.name_kde; zh.name_everyday for zh/everyday), else itself."""
     key = f"zh.name_{corpus[3:]}" if corpus.startswith("zh/") else f"realdata.name_{corpus}"
     return tr(key) if tr.has(key) else corpus
+
+
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>~|$"})
+
+
+def md_literal(text: str) -> str:
+    """Text read from a card, shown literally inside markdown: a Debian version's "~" (2.12.23~deb12u1) would start
+    a strikethrough, "$" a formula, "[...](...)" a link; each such character is backslash-escaped."""
+    return str(text).translate(_MARKDOWN)

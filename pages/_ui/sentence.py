@@ -13,7 +13,7 @@ from transformer.vocabulary import Vocabulary, for_card, words_of
 
 from . import cache
 from .confidence import confidence_line
-from .i18n import Translator, corpus_name
+from .i18n import Translator, corpus_name, md_literal
 from .session import MAX_TEXT, Subject
 from .views import Context
 
@@ -77,15 +77,6 @@ def notes_and_translation(
         st.caption(tr("sentence.translation_guess" if guess else "sentence.translation"))
         st.text(a.translation or tr("sentence.nothing"))
     confidence_line(a, tr, ckpt.card)
-
-
-_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>~|$"})
-
-
-def md_literal(text: str) -> str:
-    """Text read from a card, shown literally inside markdown: a Debian version's "~" (2.12.23~deb12u1) would start
-    a strikethrough, "$" a formula, "[...](...)" a link; each such character is backslash-escaped."""
-    return str(text).translate(_MARKDOWN)
 
 
 def trained_on(ckpt: Checkpoint, tr: Translator) -> None:

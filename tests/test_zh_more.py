@@ -473,12 +473,11 @@ def test_en_zh_manuals_preset_is_en_zh_docs_with_the_guides_three_times_an_epoch
 def test_every_committed_corpus_has_a_name_in_both_languages_and_its_packages():
     """The trained-on card names each corpus a checkpoint read (zh/docs, zh/guides included) from the catalogue, and
     the card's real_data entry lists its packages with their versions."""
-    from pages._ui.i18n import Translator
-    from pages._ui.sentence import _name_key
+    from pages._ui.i18n import Translator, corpus_name
     from transformer.inspection.training_data import real_data_entry
 
     for lang in ("en", "zh"):
-        missing = [name for name in real.real_files() if not Translator(lang).has(_name_key(name))]
+        missing = [name for name in real.real_files() if corpus_name(name, Translator(lang)) == name]
         assert missing == [], lang
     names = [n for n in real.real_files() if n.startswith("zh/") and n != "zh/gimp"]  # what a run can train on
     entry = real_data_entry(names, real.DATA_DIR / "zh" / "MANIFEST.json")

@@ -138,6 +138,15 @@ def test_step_by_step_page_matches_the_model():
 
 
 @shipped
+def test_the_followed_token_is_shown_literally_not_as_markup():
+    """A sentence that starts with "*" puts the piece '▁*' in the step-by-step text: escaped, not a bold marker."""
+    at = app("arithmetic", text="*$5 costs ~ten~ euros.")
+    at.session_state["pick_kind"] = AttentionKind("encoder")
+    run(at)
+    where = [m.value for m in at.markdown if "Following the row of" in m.value]
+    assert where and "**'▁\\*'**" in where[0], where
+
+
 def test_multihead_page_concat_and_contributions_add_up():
     at = run(app("multihead"))
     assert check_value(at, "mh_reconstruction") <= 1e-5

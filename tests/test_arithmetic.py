@@ -137,7 +137,6 @@ def test_step_by_step_page_matches_the_model():
     assert len(table(at, "scaling_model")) == cfg.n_encoder_layers + 2 * cfg.n_decoder_layers
 
 
-@shipped
 def test_the_followed_token_is_shown_literally_not_as_markup():
     """A sentence that starts with "*" puts the piece '▁*' in the step-by-step text: escaped, not a bold marker."""
     at = app("arithmetic", text="*$5 costs ~ten~ euros.")
@@ -147,6 +146,7 @@ def test_the_followed_token_is_shown_literally_not_as_markup():
     assert where and "**'▁\\*'**" in where[0], where
 
 
+@shipped
 def test_multihead_page_concat_and_contributions_add_up():
     at = run(app("multihead"))
     assert check_value(at, "mh_reconstruction") <= 1e-5

@@ -7,7 +7,7 @@ Translates N held-out sentences (evenly spaced through the split, greedy, as the
 computes each translation's confidence (transformer.inspection.confidence: the mean log-probability per
 produced piece, and the share of pieces below the threshold) from the decoder's own probabilities, and its
 sentence chrF against the reference; prints Pearson's and Spearman's correlation of each confidence figure
-with chrF. --write merges the result into card.json under "confidence" (keyed by corpus).
+with chrF. --write merges the result into card.json under "confidence" (keyed "corpus/split").
 """
 
 from __future__ import annotations

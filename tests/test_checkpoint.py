@@ -67,6 +67,9 @@ def test_config_that_does_not_match_the_weights(trained_checkpoint, tmp_path):
     (bad / "config.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="not valid JSON"):
         load_checkpoint(bad)
+    (bad / "config.json").write_text('{"d_model": ' + "9" * 5000 + "}")  # more digits than Python reads
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        load_checkpoint(bad)
 
 
 class _Boom:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -115,6 +116,44 @@ def test_the_measured_agreement_is_read_from_the_card_and_a_bad_entry_is_skipped
     m = measured_agreement(card)  # the largest well-formed set
     assert (m.corpus, m.split, m.n_sentences, m.pearson) == ("everyday", "test", 200, 0.59)
     assert (m.least_confident_chrf, m.most_confident_chrf) == (34.2, 61.5)
+
+
+def test_a_hostile_measurement_in_a_card_is_skipped_not_shown_or_raised():
+    """Values json.loads accepts but the script never writes: each entry is skipped; the page does not fail."""
+    ok = _entry(10, 0.4, 30.0, 60.0)
+    hostile = json.loads('{"n": Infinity, "r": NaN}')
+    bad = {
+        "inf_count/test": {**ok, "n_sentences": hostile["n"]},
+        "float_count/test": {**ok, "n_sentences": 300.9},
+        "str_count/test": {**ok, "n_sentences": "300"},
+        "bool_count/test": {**ok, "n_sentences": True},
+        "huge_r/test": _entry(300, 10**400, 30.0, 60.0),
+        "bool_r/test": _entry(300, True, 30.0, 60.0),
+        "r_above_one/test": _entry(300, 5.0, 30.0, 60.0),
+        "nan_r/test": _entry(300, hostile["r"], 30.0, 60.0),
+        "chrf_below_zero/test": _entry(300, 0.4, -3.0, 60.0),
+        "chrf_above_100/test": _entry(300, 0.4, 30.0, 150.0),
+        "two_quarters/test": {**ok, "n_sentences": 300, "chrf_by_confidence_quarter": [{"chrf": 1.0}, {"chrf": 2.0}]},
+        "no_corpus": {k: v for k, v in {**ok, "n_sentences": 300}.items() if k != "corpus"},
+        "null_corpus/test": {**ok, "n_sentences": 300, "corpus": None},
+    }
+    for key, entry in bad.items():
+        assert measured_agreement({"confidence": {key: entry}}) is None, key
+    m = measured_agreement({"confidence": {**bad, "everyday/test": ok}})
+    assert (m.corpus, m.n_sentences, m.pearson) == ("everyday", 10, 0.4)
+
+
+def test_a_measurement_against_the_line_changes_what_the_help_claims():
+    """Where the model's own measurement found no agreement (Pearson <= 0), the help does not claim there is one."""
+    from pages._ui.confidence import confidence_help
+
+    for lang in ("en", "zh"):
+        tr = Translator(lang)
+        text = confidence_help({"confidence": {"everyday/test": _entry(200, -0.12, 40.0, 38.0)}}, tr)
+        assert text.startswith(tr("conf.help_no_agreement")) and tr("conf.help") not in text and "-0.12" in text
+        assert confidence_help({"confidence": {"everyday/test": _entry(200, 0.3, 30.0, 50.0)}}, tr).startswith(
+            tr("conf.help")
+        )
 
 
 def test_the_help_says_what_was_measured_on_this_model_in_both_languages():

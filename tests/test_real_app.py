@@ -194,3 +194,18 @@ def test_card_text_is_shown_literally_in_markdown():
     assert md_literal("[x](http://e) $a$ *b*") == "\\[x\\](http://e) \\$a\\$ \\*b\\*"
     assert md_literal("a_b `c` <i> |") == "a\\_b \\`c\\` \\<i\\> \\|"
     assert md_literal("GPL-2.0+ (LibreOffice help)") == "GPL-2.0+ (LibreOffice help)"
+    assert md_literal("a\n\n# heading\n- item") == "a # heading - item"  # no new block from card text
+
+
+def test_a_heads_same_token_sentence_shows_the_token_literally():
+    """The multi-head page's "attends to the same token" sentence quotes the user's text: "~~" is not markup."""
+    from types import SimpleNamespace
+
+    from pages._ui.i18n import Translator
+    from pages.multihead import describe
+
+    same = SimpleNamespace(pattern="same", head=2, share=0.5, key=1, entropy=0.0)
+    for lang in ("en", "zh"):
+        text = describe(same, ["▁a", "▁~~x~~", "</s>"], Translator(lang))
+        assert "'▁\\~\\~x\\~\\~'" in text and "~~x" not in text, text
+    assert "'▁\\*'" in describe(same, ["▁a", "▁*"], Translator("en"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -477,6 +479,13 @@ def test_training_summary_from_a_card():
     assert training_summary("nonsense") is None
     damaged = training_summary({**card, "real_data": {"x": {"pairs": "many", "packages": 3}}, "step": None})
     assert damaged.real[0].pairs == 0 and damaged.real[0].packages == () and damaged.steps == 0
+    # numbers JSON allows but Python cannot hold as they are (json.loads reads NaN, Infinity, 10**400): read as 0
+    hostile = json.loads('{"pairs": NaN, "pages": Infinity, "licence": "x"}')
+    broken = training_summary({**card, "real_data": {"x": hostile}, "step": 10**400, "wall_time_s": -math.inf})
+    assert (broken.real[0].pairs, broken.real[0].pages, broken.steps, broken.minutes) == (0, 0, 0, 0.0)
+    assert (
+        training_summary({**card, "real_coref": {"real": {"chrf": math.nan}, "gimp": {"chrf": 10**400}}}).scores is None
+    )
     # the figures on text never trained on: greedy, and under the card's beam search when it was measured
     assert s.scores is None
     greedy = {"real": {"chrf": 58.62}, "gimp": {"chrf": 43.69}}

@@ -160,7 +160,7 @@ def read_json(path: Path) -> Any:
         raise CheckpointError(f"{path.name} is larger than {MAX_JSON_BYTES} bytes")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # UnicodeDecodeError, JSONDecodeError, and an integer of more digits than Python allows
         raise CheckpointError(f"{path.name} is not valid JSON: {exc}") from None
 
 

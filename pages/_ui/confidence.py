@@ -50,7 +50,8 @@ def confidence_help(card: Mapping[str, Any], tr: Translator) -> str:
         least=m.least_confident_chrf,
         most=m.most_confident_chrf,
     )
-    return f"{tr('conf.help')}\n\n{measured}"
+    general = tr("conf.help") if m.pearson > 0 else tr("conf.help_no_agreement")
+    return f"{general}\n\n{measured}"
 
 
 def confidence_line(a: Analysis, tr: Translator, card: Mapping[str, Any]) -> None:

@@ -65,5 +65,6 @@ _MARKDOWN = str.maketrans({c: "\\" + c for c in "\\`*_[]<>~|$"})
 
 def md_literal(text: str) -> str:
     """Text read from a card, shown literally inside markdown: a Debian version's "~" (2.12.23~deb12u1) would start
-    a strikethrough, "$" a formula, "[...](...)" a link; each such character is backslash-escaped."""
-    return str(text).translate(_MARKDOWN)
+    a strikethrough, "$" a formula, "[...](...)" a link; each such character is backslash-escaped, and line breaks
+    become spaces (a blank line followed by "#" or "-" would start a heading or a list)."""
+    return " ".join(str(text).split()).translate(_MARKDOWN)

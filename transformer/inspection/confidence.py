@@ -93,25 +93,42 @@ class Agreement:
     most_confident_chrf: float  # and of the most confident quarter
 
 
+def _bounded(x: Any, low: float, high: float) -> float:
+    """x as a float when it is a JSON number within [low, high]; a bool, a string or anything else raises ValueError."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ValueError(f"not a number: {x!r}")
+    v = float(x)  # an integer too large for a float raises OverflowError
+    if not (math.isfinite(v) and low <= v <= high):
+        raise ValueError(f"{v} is not within [{low}, {high}]")
+    return v
+
+
 def measured_agreement(card: Mapping[str, Any]) -> Agreement | None:
     """The card's measurement on its largest held-out set (the first of equals); None when the card has none.
 
-    A card is data from a file: an entry that is not the script's shape is skipped, never trusted."""
+    A card is data from a file: an entry that is not the script's shape (four quarters, a whole positive count, a
+    Pearson within [-1, 1], chrF within [0, 100], a named corpus) is skipped, never trusted."""
     found = []
     entries = card.get("confidence")
     for key, e in entries.items() if isinstance(entries, Mapping) else ():
         try:
             quarters = e["chrf_by_confidence_quarter"]
+            n = e["n_sentences"]
+            corpus = e.get("corpus", str(key).rpartition("/")[0])
+            split = e.get("split", str(key).rpartition("/")[2])
+            if len(quarters) != 4 or isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+                continue
+            if not (isinstance(corpus, str) and corpus and isinstance(split, str) and split):
+                continue
             a = Agreement(
-                str(e.get("corpus", str(key).rpartition("/")[0])),
-                str(e.get("split", str(key).rpartition("/")[2])),
-                int(e["n_sentences"]),
-                float(e["mean_log_prob_vs_chrf"]["pearson"]),
-                float(quarters[0]["chrf"]),
-                float(quarters[-1]["chrf"]),
+                corpus,
+                split,
+                n,
+                _bounded(e["mean_log_prob_vs_chrf"]["pearson"], -1.0, 1.0),
+                _bounded(quarters[0]["chrf"], 0.0, 100.0),
+                _bounded(quarters[-1]["chrf"], 0.0, 100.0),
             )
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
             continue
-        if a.n_sentences > 0 and all(map(math.isfinite, (a.pearson, a.least_confident_chrf, a.most_confident_chrf))):
-            found.append(a)
+        found.append(a)
     return max(found, key=lambda a: a.n_sentences, default=None)

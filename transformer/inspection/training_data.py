@@ -8,6 +8,7 @@ from transformer/corpus/data/MANIFEST.json when its card was completed.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,13 +72,24 @@ class TrainingSummary:
 
 
 def _num(x: Any, kind: type = int) -> Any:
-    return kind(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else kind(0)
+    """x as kind when it is a finite JSON number (a card's NaN, Infinity or 400-digit integer reads as 0)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return kind(0)
+    try:
+        return kind(x) if math.isfinite(x) else kind(0)
+    except OverflowError:
+        return kind(0)
 
 
 def _metric(part: Any, metric: str) -> float | None:
-    """part[metric] ("chrf", "bleu") as a float, or None when part or its value is malformed."""
+    """part[metric] ("chrf", "bleu") as a float, or None when part or its value is malformed (NaN, infinite, huge)."""
     value = part.get(metric) if isinstance(part, dict) else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value) if math.isfinite(value) else None
+    except OverflowError:
+        return None
 
 
 def _dict(x: Any) -> dict[str, Any]:

@@ -590,3 +590,100 @@ def test_en_zh_tutorials_preset_is_en_zh_manuals_with_the_tutorials_five_times_a
     assert {f: getattr(tutorials, f) for f in manuals.__dataclass_fields__ if f not in changed} == {
         f: getattr(manuals, f) for f in manuals.__dataclass_fields__ if f not in changed
     }
+
+
+# ---------------------------------------------------------------- LibreOffice's interface, the ITIL manual
+ITIL = '<html><body><div id="idm{n}">{body}</div><div id="ftn.idm{n}"><p>{f}</p></div></body></html>'
+
+
+def _office_and_itil_fixture(work, held_out: str = "Use apt to install packages.") -> None:
+    """LibreOffice's zh_CN catalogues (one message GIMP's English, one held out elsewhere) and the ITIL manual,
+    whose generated ids differ by language and whose Chinese adds its table of contents' title."""
+    folder = work / C.OFFICE_UI[0] / C.OFFICE_UI[1]
+    messages = {
+        "The number to be rounded up.": "需要向上舍入的数字。",
+        "Insert ~Rows Above": "在上方插入行(~R)",
+        "Cancel": "取消",  # a bare label: fewer than three English words
+        GIMP_EN: "选择要移动的图层。",
+        held_out: "用 apt 安装软件包。",
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sc.mo").write_bytes(_mo(messages))
+    (folder / "avmedia.mo").write_bytes(_mo({"Apply the current settings now.": "立即应用当前设置。"}))
+    (en_pkg, en_file), (zh_pkg, zh_file) = C.ITIL_MANUAL
+    en = "".join(f"<p>{t}</p>" for t in ("ITIL Manual", "The server is down.", "Plan the schools. Buy printers."))
+    zh = "".join(f"<p>{t}</p>" for t in ("目录", "ITIL 手册", "服务器宕机。", "为学校计划。购买打印机。"))
+    _write(work / en_pkg, en_file, ITIL.format(n=1, body=en, f="A footnote is here."))
+    _write(work / zh_pkg, zh_file, ITIL.format(n=2, body=zh, f="这里有一个脚注。"))
+
+
+def test_paragraphs_pair_in_order_after_the_translations_own_heading():
+    en = ["The server is down.", "Plan the schools."]
+    assert C.align_in_order_zh(en, ["目录", "服务器宕机。", "为学校计划。"]) == [
+        ("The server is down.", "服务器宕机。"),
+        ("Plan the schools.", "为学校计划。"),
+    ]
+    assert C.align_in_order_zh(en, ["服务器宕机。", "为学校计划。"])[1] == ("Plan the schools.", "为学校计划。")
+    assert C.align_in_order_zh(en, ["服务器宕机。"]) == []  # the Chinese lacks a paragraph: never guessed at
+    assert C.align_in_order_zh(en, ["这是一个比目录长得多的段落，不是标题。", "服务器宕机。", "为学校计划。"]) == []
+
+
+def test_office_interface_and_itil_manual_extract(tmp_path):
+    _office_and_itil_fixture(tmp_path)
+    office = C.extract_office_ui_zh(tmp_path / C.OFFICE_UI[0])
+    assert {p.source for p in office} == {"office_ui"}
+    assert [p.page for p in office][:1] == ["libreoffice/avmedia.mo"]  # catalogues sorted by name
+    by_src = {p.src: p.tgt for p in office}
+    assert by_src["Insert Rows Above"] == "在上方插入行"  # accelerators removed on both sides
+    assert by_src["The number to be rounded up."] == "需要向上舍入的数字。" and "Cancel" not in by_src
+    itil = C.extract_itil_zh(tmp_path)
+    assert [(p.source, p.page) for p in itil] == [("itil", "itil")] * len(itil)
+    assert [(p.src, p.tgt) for p in itil] == [
+        ("ITIL Manual", "ITIL 手册"),
+        ("The server is down.", "服务器宕机。"),
+        ("Plan the schools.", "为学校计划。"),
+        ("Buy printers.", "购买打印机。"),
+        ("A footnote is here.", "这里有一个脚注。"),
+    ]
+    assert C.extract_itil_zh(tmp_path / "nothing") == []
+
+
+def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or_gimp_english(tmp_path):
+    build_zh, work, versions, _ = _built_before(tmp_path)
+    _docs_fixture(work)
+    _guides_fixture(work)
+    _tutorials_fixture(work)
+    before = tmp_path / "before"
+    build_zh.build(work, before, versions)
+    held = sorted(p.src for f in before.glob("*.tsv.gz") for s in ("dev", "test") for p in real.read_pairs(f, s))
+    _office_and_itil_fixture(work, held[0])
+    after = tmp_path / "after"
+    manifest = build_zh.build(work, after, versions)
+    new = {"office_ui.tsv.gz", "itil.tsv.gz"}
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name not in new)
+    assert len(earlier) == 10 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
+    office = {s: real.read_pairs(after / "office_ui.tsv.gz", s) for s in real.SPLITS}
+    assert not office["dev"] and not office["test"]
+    srcs = {p.src for p in office["train"]}
+    assert srcs == {"Apply the current settings now.", "The number to be rounded up.", "Insert Rows Above"}
+    assert held[0] not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    assert manifest["files"]["office_ui.tsv.gz"]["pairs_by_catalogue"] == {
+        "libreoffice/avmedia.mo": 1,
+        "libreoffice/sc.mo": 2,
+    }
+    itil = real.read_pairs(after / "itil.tsv.gz", "train")
+    assert len(itil) == 5 and manifest["files"]["itil.tsv.gz"]["by_split"] == {"train": 5, "dev": 0, "test": 0}
+    assert manifest["files"]["itil.tsv.gz"]["licence"] == C.LICENCES["itil"]
+    build_zh.build(work, tmp_path / "again", versions)
+    assert all((after / n).read_bytes() == (tmp_path / "again" / n).read_bytes() for n in new)
+
+
+@pytest.mark.parametrize("name, at_least", [("zh/office_ui", 9000), ("zh/itil", 2000)])
+def test_committed_office_ui_and_itil_corpora_are_training_only_without_held_out_or_gimp_english(name, at_least):
+    files = real.real_files()
+    mine = real.read_pairs(files[name], "train")
+    assert len(mine) > at_least and not real.read_pairs(files[name], "dev") and not real.read_pairs(files[name], "test")
+    others = [n for n in files if n.startswith("zh/") and n != name]
+    heldout = {C.dedup_key(p.src) for n in others for s in ("dev", "test") for p in real.read_pairs(files[n], s)}
+    assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
+    assert all(C.reads_as_chinese(p.tgt) for p in mine)

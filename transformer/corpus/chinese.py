@@ -32,7 +32,8 @@ four image editors (:func:`extract_catalogues_zh`, :func:`interface_pairs_zh`: a
 
 Added later: household text (:func:`extract_objects_zh`), Debian's documentation (:func:`extract_debian_docs_zh`) and
 guides (:func:`extract_debian_guides_zh`), and Inkscape's tutorials (:func:`extract_tutorials_zh`: each SVG's texts in
-order beside its zh_CN twin's; training only).
+order beside its zh_CN twin's; training only); then LibreOffice's own interface (:func:`extract_office_ui_zh`) and the
+Debian Edu legacy ITIL manual (:func:`extract_itil_zh`: paragraphs in order, :func:`align_in_order_zh`), training only.
 
 No network, no Debian tools: these functions read unpacked folders or strings.
 """
@@ -90,6 +91,14 @@ EDU_MANUAL = (
     ("debian-edu-doc-zh-cn", "usr/share/doc/debian-edu-doc-zh-cn/debian-edu-bookworm-manual.html"),
 )
 TUTORIALS = ("inkscape-tutorials", "usr/share/inkscape/tutorials")
+# LibreOffice's own interface in zh_CN (the msgids are its English): zh/office_ui
+OFFICE_UI = ("libreoffice-l10n-zh-cn", "usr/lib/libreoffice/program/resource/zh_CN/LC_MESSAGES")
+# The Debian Edu legacy ITIL manual, one page per language with generated section ids: zh/itil
+ITIL_MANUAL = (
+    ("debian-edu-doc-legacy-en", "usr/share/doc/debian-edu-doc-legacy-en/debian-edu-itil-manual.html"),
+    ("debian-edu-doc-legacy-zh-cn", "usr/share/doc/debian-edu-doc-legacy-zh-cn/debian-edu-itil-manual.html"),
+)
+ITIL_PACKAGES = tuple(name for name, _ in ITIL_MANUAL)
 GUIDES_PACKAGES = (INSTALL_GUIDE[0], *(name for pair in (MAINT_GUIDE, FAQ, EDU_MANUAL) for name, _ in pair))
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
@@ -117,6 +126,9 @@ LICENCES = {
     "(Debian Edu manual, its authors); each with its Chinese translators",
     "tutorials": "GPL (Inkscape's tutorials, their authors and Chinese translators; the package's copyright file: "
     '"GNU GPL; some portions public domain")',
+    "office_ui": "MPL-2.0 (LibreOffice's interface, The Document Foundation and its Chinese translators)",
+    "itil": "GPL-3.0-or-later (Debian Edu / Skolelinux ITIL Manual, K. Yrvin, A. Johansen and others, and its Chinese "
+    "translators)",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",
@@ -383,6 +395,55 @@ def extract_tutorials_zh(package_root: str | Path) -> list[RealPair]:
         pairs = align_tutorial_zh(en_page.read_text(encoding="utf-8"), zh_page.read_text(encoding="utf-8"))
         out.extend(RealPair("tutorials", f"inkscape/{name.removeprefix('tutorial-')}", s, t) for s, t in pairs)
     return out
+
+
+# ---------------------------------------------------------------- LibreOffice's interface, the ITIL manual
+def extract_office_ui_zh(package_root: str | Path, min_words: int = UI_MIN_WORDS) -> list[RealPair]:
+    """LibreOffice's own interface (``libreoffice-l10n-zh-cn``: one zh_CN catalogue per module, its msgids the
+    English), message by message as the other interface catalogues (interface_pairs_zh, at least min_words English
+    words), its "~" accelerators removed too; pages named libreoffice/MODULE.mo, sorted."""
+    out = []
+
+    def pairs(src: str, tgt: str) -> list[tuple[str, str]]:
+        return interface_pairs_zh(_TILDE.sub("", src), _TILDE.sub("", _ZH_TILDE.sub("", tgt)), min_words)
+
+    for path in sorted((Path(package_root) / OFFICE_UI[1]).glob("*.mo")):
+        out.extend(catalogue_messages(path.read_bytes(), f"libreoffice/{path.name}", "office_ui", pairs))
+    return out
+
+
+# LibreOffice's older accelerator mark: "~Location" in English, "位置(~L)" or "~Mozilla" in Chinese ("(~)" is text)
+_TILDE = re.compile(r"~(?=\w)")
+_ZH_TILDE = re.compile(r"\(~\w\)")
+
+
+# a translation's own heading before the text (its table of contents' title), absent from the English
+_EXTRA_HEADING_ZH = 10
+
+
+def align_in_order_zh(en: list[str], zh: list[str]) -> list[tuple[str, str]]:
+    """Paragraphs paired in order, cut into sentences (split_paragraph_zh), when the Chinese has as many as the
+    English after dropping at most two short leading paragraphs the English lacks (a translation's "目录"); else
+    nothing: a page whose paragraphs do not correspond is never guessed at."""
+    extra = len(zh) - len(en)
+    if not 0 <= extra <= 2 or any(len(dedup_key(x)) > _EXTRA_HEADING_ZH for x in zh[:extra]):
+        return []
+    return [p for x, y in zip(en, zh[extra:]) for p in split_paragraph_zh(x, y)]
+
+
+def extract_itil_zh(workdir: str | Path) -> list[RealPair]:
+    """The Debian Edu legacy ITIL manual (``debian-edu-doc-legacy-en`` / ``-zh-cn``), one page per language whose
+    section ids are generated (``idm…``, different in each language), so its paragraphs are paired in order
+    (align_in_order_zh): the text, then the footnotes; page "itil"; workdir holds one folder per package."""
+    (en_pkg, en_file), (zh_pkg, zh_file) = ITIL_MANUAL
+    root = Path(workdir)
+    if not (root / en_pkg / en_file).is_file() or not (root / zh_pkg / zh_file).is_file():
+        return []
+    en, zh = (
+        [x for xs in paragraphs_by_anchor(read_page(f)).values() for x in xs]
+        for f in (root / en_pkg / en_file, root / zh_pkg / zh_file)
+    )
+    return [RealPair("itil", "itil", s, t) for s, t in align_in_order_zh(en, zh)]
 
 
 # ---------------------------------------------------------------- filters and the split

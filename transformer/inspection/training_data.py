@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus.chinese import GUIDES_PACKAGES, REFERENCE_PACKAGES, TUTORIALS
+from ..corpus.chinese import GUIDES_PACKAGES, ITIL_PACKAGES, OFFICE_UI, REFERENCE_PACKAGES, TUTORIALS
 from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 from ..layout import AVERAGED_FROM
@@ -223,6 +223,8 @@ PACKAGES_OF = {
     "zh/docs": ("debian-handbook", *REFERENCE_PACKAGES),
     "zh/guides": GUIDES_PACKAGES,
     "zh/tutorials": (TUTORIALS[0],),
+    "zh/office_ui": (OFFICE_UI[0],),
+    "zh/itil": ITIL_PACKAGES,
 }
 
 

@@ -687,3 +687,16 @@ def test_committed_office_ui_and_itil_corpora_are_training_only_without_held_out
     heldout = {C.dedup_key(p.src) for n in others for s in ("dev", "test") for p in real.read_pairs(files[n], s)}
     assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
     assert all(C.reads_as_chinese(p.tgt) for p in mine)
+
+
+def test_en_zh_office_preset_is_the_tutorials_mix_reshuffled_with_the_two_new_corpora():
+    tutorials, reshuffled, office = PRESETS["en-zh-tutorials"], PRESETS["en-zh-reshuffled"], PRESETS["en-zh-office"]
+    assert reshuffled.seed != tutorials.seed == 0 and office.seed == reshuffled.seed  # a new batch order
+    assert office.real_data == (*tutorials.real_data, "zh/office_ui", "zh/itil")
+    assert set(office.real_data) <= set(real.real_files())
+    assert dict(office.real_repeat) == {**dict(tutorials.real_repeat), "zh/itil": 3}  # office_ui once an epoch
+    assert office.init_from == "checkpoints/en-zh" and office.lr_factor == tutorials.lr_factor
+    changed = {"real_data", "real_repeat", "seed"}
+    assert {f: getattr(office, f) for f in tutorials.__dataclass_fields__ if f not in changed} == {
+        f: getattr(tutorials, f) for f in tutorials.__dataclass_fields__ if f not in changed
+    }

@@ -46,7 +46,7 @@ And one more, built last (the nine above rebuild byte for byte with it):
   zh_CN twin's (chinese.extract_tutorials_zh): graphics-editing prose, the GIMP manual's subject; training only (nine
   pages, too few to hold any out); none of its English is held out anywhere or is GIMP English.
 
-And two more, built last (the ten above rebuild byte for byte with them), training only and not yet trained on:
+And two more, built last (the ten above rebuild byte for byte with them), training only (preset ``en-zh-office``):
 
 - ``office_ui.tsv.gz``: LibreOffice's own interface (``libreoffice-l10n-zh-cn``: the zh_CN catalogue of each
   module, chinese.extract_office_ui_zh), messages of at least three English words, as ``ui.tsv.gz``;
@@ -170,7 +170,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     split = "training only (nine tutorials: too few pages to hold any out)"
     use = "training only; preset en-zh-tutorials"
     _build_training_only("tutorials", tutorials, out, manifest, heldout | gimp_english, by_tutorial, split, use)
-    later = "training only; not trained on yet (built 5 December, evening)"
+    later = "training only; preset en-zh-office (en-zh's sixth session)"
     office = C.extract_office_ui_zh(workdir / C.OFFICE_UI[0])
     by_catalogue = ("pairs_by_catalogue", lambda p: p.page)
     split = f"training only; messages of at least {C.UI_MIN_WORDS} English words, menu accelerators removed"

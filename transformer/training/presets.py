@@ -408,7 +408,7 @@ EN_ZH_TUTORIALS_AGAIN = EN_ZH_TUTORIALS
 
 # en-zh-tutorials' mix in a new order (seed 6: the two sessions before read the same batches in the same order), the
 # same lr (factor 0.05), 95 minutes, averaging its last five 300-step weights, from the shipped weights (en-zh's fifth
-# session). Set before the run (5 December, 18:20) with the same rule: the best of three candidates, its final
+# session). Set before the run (5 December, 18:09) with the same rule: the best of three candidates, its final
 # weights, its averaged/ and averaged/ averaged with the shipped weights, replaces checkpoints/en-zh only if its BLEU
 # on the pooled dev pages of the six Chinese corpora with dev pages (scripts/evaluate_zh.py --dev: 1,269 sentences)
 # is above the shipped weights' on the same pages (22.47, measured before the run on their float16 weights), and its
@@ -426,7 +426,8 @@ EN_ZH_RESHUFFLED = dataclasses.replace(EN_ZH_TUTORIALS, seed=6, time_limit_s=570
 # on the pooled dev pages of the six Chinese corpora with dev pages (scripts/evaluate_zh.py --dev: 1,269 sentences;
 # the two new files have none) is above the shipped weights' on the same pages (22.47, measured before the run on
 # their float16 weights), and its held-out pages keep BLEU >= 25, chrF >= 30. GIMP is measured only after the rule
-# has decided.
+# has decided. Run on 5 December, 18:29-19:50 (2,401 steps in its 80 minutes): dev BLEU 22.73 final, 22.63 averaged/,
+# 22.57 averaged/ with the shipped weights: the final weights kept as en-zh's sixth session (22.72 as stored).
 EN_ZH_OFFICE = dataclasses.replace(
     EN_ZH_RESHUFFLED,
     real_data=(*EN_ZH_TUTORIALS.real_data, "zh/office_ui", "zh/itil"),

@@ -398,6 +398,11 @@ def extract_tutorials_zh(package_root: str | Path) -> list[RealPair]:
 
 
 # ---------------------------------------------------------------- LibreOffice's interface, the ITIL manual
+# LibreOffice's older accelerator mark: "~Location" in English, "位置(~L)" or "~Mozilla" in Chinese ("(~)" is text)
+_TILDE = re.compile(r"~(?=\w)")
+_ZH_TILDE = re.compile(r"\(~\w\)")
+
+
 def extract_office_ui_zh(package_root: str | Path, min_words: int = UI_MIN_WORDS) -> list[RealPair]:
     """LibreOffice's own interface (``libreoffice-l10n-zh-cn``: one zh_CN catalogue per module, its msgids the
     English), message by message as the other interface catalogues (interface_pairs_zh, at least min_words English
@@ -410,11 +415,6 @@ def extract_office_ui_zh(package_root: str | Path, min_words: int = UI_MIN_WORDS
     for path in sorted((Path(package_root) / OFFICE_UI[1]).glob("*.mo")):
         out.extend(catalogue_messages(path.read_bytes(), f"libreoffice/{path.name}", "office_ui", pairs))
     return out
-
-
-# LibreOffice's older accelerator mark: "~Location" in English, "位置(~L)" or "~Mozilla" in Chinese ("(~)" is text)
-_TILDE = re.compile(r"~(?=\w)")
-_ZH_TILDE = re.compile(r"\(~\w\)")
 
 
 # a translation's own heading before the text (its table of contents' title), absent from the English

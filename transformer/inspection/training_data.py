@@ -71,25 +71,26 @@ class TrainingSummary:
         return sum(s.minutes for s in self.sessions)
 
 
-def _num(x: Any, kind: type = int) -> Any:
-    """x as kind when it is a finite JSON number (a card's NaN, Infinity or 400-digit integer reads as 0)."""
+def _finite(x: Any) -> float | None:
+    """x as a float when it is a finite JSON number; None for anything else (a bool, a string, and the NaN, Infinity
+    or 400-digit integer that json.loads accepts)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return kind(0)
+        return None
     try:
-        return kind(x) if math.isfinite(x) else kind(0)
+        v = float(x)
     except OverflowError:
-        return kind(0)
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _num(x: Any, kind: type = int) -> Any:
+    v = _finite(x)
+    return kind(0) if v is None else kind(x)
 
 
 def _metric(part: Any, metric: str) -> float | None:
-    """part[metric] ("chrf", "bleu") as a float, or None when part or its value is malformed (NaN, infinite, huge)."""
-    value = part.get(metric) if isinstance(part, dict) else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        return float(value) if math.isfinite(value) else None
-    except OverflowError:
-        return None
+    """part[metric] ("chrf", "bleu") as a float, or None when part or its value is malformed."""
+    return _finite(part.get(metric) if isinstance(part, dict) else None)
 
 
 def _dict(x: Any) -> dict[str, Any]:

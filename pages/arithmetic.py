@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import cache, figures
-from pages._ui.i18n import Translator, md_literal
+from pages._ui.i18n import Translator, md_token
 from pages._ui.lesson_views import StageView
 from pages._ui.query import model_inputs, pick_head_and_query, query_rows
 from pages._ui.sentence import sentence_analysis
@@ -46,8 +46,7 @@ def steps_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -> N
     src, dec = model_inputs(ckpt, a)
     w = cache.memo(walkthrough, ckpt.model, src, dec, choice, query, a.labels(choice.kind))
     token = query_rows(a, choice.kind)[0][query]
-    shown = md_literal(repr(token))  # the token is the user's text: "*", "$" or "~" in it must not become markup
-    st.markdown(tr(f"steps.where.{choice.kind.value}", token=shown, d_k=w.d_k, d_model=ckpt.config.d_model))
+    st.markdown(tr(f"steps.where.{choice.kind.value}", token=md_token(token), d_k=w.d_k, d_model=ckpt.config.d_model))
     for name, stage in w.stages.items():
         with st.container(border=True, key=f"stage_{name}"):
             st.markdown(f"**{tr(f'steps.stage.{name}')}**")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import cache
-from pages._ui.i18n import Translator, md_literal
+from pages._ui.i18n import Translator, md_token
 from pages._ui.lesson_views import ContributionView, Vectors, VectorsView
 from pages._ui.query import model_inputs, pick_head_and_query
 from pages._ui.sentence import sentence_analysis
@@ -23,9 +23,7 @@ def describe(summary, key_labels: list[str], tr: Translator) -> str:
     if summary.pattern in ("spread", "varies"):
         return tr(f"multihead.pattern.{summary.pattern}", head=summary.head, entropy=summary.entropy)
     token = key_labels[summary.key] if summary.key is not None else ""
-    return tr(
-        f"multihead.pattern.{summary.pattern}", head=summary.head, share=summary.share, token=md_literal(repr(token))
-    )
+    return tr(f"multihead.pattern.{summary.pattern}", head=summary.head, share=summary.share, token=md_token(token))
 
 
 def page() -> None:

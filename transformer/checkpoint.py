@@ -13,6 +13,7 @@ own, and the JSON is parsed as data.
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 from dataclasses import dataclass, field
@@ -67,15 +68,28 @@ class Checkpoint:
         return card_alpha(self.card)
 
 
+def card_number(x: Any) -> float | None:
+    """x as a float when a card holds a finite number there; None for anything else: a bool, a string, and the NaN,
+    Infinity or 400-digit integer that json.loads accepts."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    try:
+        v = float(x)
+    except OverflowError:
+        return None
+    return v if math.isfinite(v) else None
+
+
 def card_alpha(card: dict[str, Any]) -> float:
     """card["decoding"]["alpha"] (scripts/sweep_length_penalty.py --write), checked; PAPER_ALPHA without one."""
     entry = card.get(DECODING)
     if entry is None:
         return PAPER_ALPHA
     alpha = entry.get("alpha") if isinstance(entry, dict) else None
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 <= alpha <= MAX_ALPHA:
+    value = card_number(alpha)
+    if value is None or not 0.0 <= value <= MAX_ALPHA:
         raise CheckpointError(f"card.json: decoding.alpha must be a number from 0 to {MAX_ALPHA:g}, not {alpha!r}")
-    return float(alpha)
+    return value
 
 
 def _unique_params(model: torch.nn.Module) -> dict[str, Tensor]:

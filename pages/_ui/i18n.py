@@ -68,3 +68,8 @@ def md_literal(text: str) -> str:
     a strikethrough, "$" a formula, "[...](...)" a link; each such character is backslash-escaped, and line breaks
     become spaces (a blank line followed by "#" or "-" would start a heading or a list)."""
     return " ".join(str(text).split()).translate(_MARKDOWN)
+
+
+def md_token(token: str) -> str:
+    """A piece of the user's text quoted in markdown ('▁*'), shown literally: its repr, escaped (md_literal)."""
+    return md_literal(repr(token))

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ..checkpoint import card_number
+
 LOW_PROBABILITY = 0.5  # a piece produced with less than this probability counts as a guess
 # mean log-probability per piece at or above which the line reads "sure" / below which "guessing" (between: "partly
 # sure"). Label smoothing (0.1) keeps a trained model's surest pieces near 0.9 (log ≈ -0.1). On real-kde-align's
@@ -94,12 +96,10 @@ class Agreement:
 
 
 def _bounded(x: Any, low: float, high: float) -> float:
-    """x as a float when it is a JSON number within [low, high]; a bool, a string or anything else raises ValueError."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise ValueError(f"not a number: {x!r}")
-    v = float(x)  # an integer too large for a float raises OverflowError
-    if not (math.isfinite(v) and low <= v <= high):
-        raise ValueError(f"{v} is not within [{low}, {high}]")
+    """A card's number within [low, high] (checkpoint.card_number); anything else raises ValueError."""
+    v = card_number(x)
+    if v is None or not low <= v <= high:
+        raise ValueError(f"{x!r} is not a number within [{low}, {high}]")
     return v
 
 
@@ -128,7 +128,7 @@ def measured_agreement(card: Mapping[str, Any]) -> Agreement | None:
                 _bounded(quarters[0]["chrf"], 0.0, 100.0),
                 _bounded(quarters[-1]["chrf"], 0.0, 100.0),
             )
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError):
             continue
         found.append(a)
     return max(found, key=lambda a: a.n_sentences, default=None)

@@ -8,11 +8,11 @@ from transformer/corpus/data/MANIFEST.json when its card was completed.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..checkpoint import card_number
 from ..corpus.chinese import GUIDES_PACKAGES, ITIL_PACKAGES, OFFICE_UI, REFERENCE_PACKAGES, TUTORIALS
 from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
@@ -71,26 +71,14 @@ class TrainingSummary:
         return sum(s.minutes for s in self.sessions)
 
 
-def _finite(x: Any) -> float | None:
-    """x as a float when it is a finite JSON number; None for anything else (a bool, a string, and the NaN, Infinity
-    or 400-digit integer that json.loads accepts)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    try:
-        v = float(x)
-    except OverflowError:
-        return None
-    return v if math.isfinite(v) else None
-
-
 def _num(x: Any, kind: type = int) -> Any:
-    v = _finite(x)
+    v = card_number(x)
     return kind(0) if v is None else kind(x)
 
 
 def _metric(part: Any, metric: str) -> float | None:
     """part[metric] ("chrf", "bleu") as a float, or None when part or its value is malformed."""
-    return _finite(part.get(metric) if isinstance(part, dict) else None)
+    return card_number(part.get(metric) if isinstance(part, dict) else None)
 
 
 def _dict(x: Any) -> dict[str, Any]:

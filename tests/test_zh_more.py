@@ -700,3 +700,13 @@ def test_en_zh_office_preset_is_the_tutorials_mix_reshuffled_with_the_two_new_co
     assert {f: getattr(office, f) for f in tutorials.__dataclass_fields__ if f not in changed} == {
         f: getattr(tutorials, f) for f in tutorials.__dataclass_fields__ if f not in changed
     }
+
+
+def test_en_zh_office_again_preset_is_en_zh_office_in_a_new_order_for_longer():
+    office, again = PRESETS["en-zh-office"], PRESETS["en-zh-office-again"]
+    assert again.seed not in (0, office.seed) and again.time_limit_s > office.time_limit_s
+    assert again.init_from == "checkpoints/en-zh" and again.lr_factor == office.lr_factor
+    changed = {"seed", "time_limit_s"}
+    assert {f: getattr(again, f) for f in office.__dataclass_fields__ if f not in changed} == {
+        f: getattr(office, f) for f in office.__dataclass_fields__ if f not in changed
+    }

@@ -52,8 +52,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def measure(model, tokenizer, pairs: list[tuple[str, str]], threshold: float, batch: int = 16) -> dict:
-    import sacrebleu
-
+    from transformer.evaluate_real import sentence_chrf
     from transformer.inspection.confidence import confidence
     from transformer.serving.running_batch import analyse_batch
 
@@ -64,7 +63,7 @@ def measure(model, tokenizer, pairs: list[tuple[str, str]], threshold: float, ba
             if isinstance(a, Exception):
                 raise a
             c = confidence(a.output_probs, threshold)
-            chrf = sacrebleu.sentence_chrf(a.translation, [ref]).score
+            chrf = sentence_chrf(a.translation, ref)
             rows.append((c.mean_log_prob, c.low_share, chrf, src, a.translation, ref))
     mean_lp = np.array([r[0] for r in rows])
     low = np.array([r[1] for r in rows])

@@ -9,8 +9,8 @@ card chose a length penalty on the dev pages, scripts/sweep_length_penalty.py --
 and flagship figures under that beam search too),
 "real_coref_sample" (the same on the first SAMPLE sentences of each set, which
 tests/test_real_checkpoint.py re-checks), "real_data" (what it was trained on, from the
-corpus MANIFEST.json) and "reordering_examples" (held-out real sentences whose
-cross-attention reorders, found by transformer.inspection.reorder).
+corpus MANIFEST.json) and "reordering_examples" (held-out real sentences it translates well, sentence
+chrF at least everyday_examples.MIN_CHRF, whose cross-attention reorders, found by transformer.inspection.reorder).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformer.corpus import CorpusSpec
     from transformer.corpus.real import DATA_DIR, load_real
     from transformer.evaluate_real import BEAM, SAMPLE, real_coref_report
+    from transformer.inspection.everyday_examples import MIN_CHRF
     from transformer.inspection.reorder import find_reorderings
     from transformer.inspection.training_data import real_data_entry
 
@@ -54,7 +55,15 @@ def main(argv: list[str] | None = None) -> int:
     full["eval_time_s"], sample["eval_time_s"] = round(t2 - t1, 1), round(t1 - t0, 1)
     print(json.dumps({k: full[k] for k in ("goals", "eval_time_s")}, indent=1, ensure_ascii=False))
     t3 = time.perf_counter()
-    found = find_reorderings(ckpt.model, ckpt.tokenizer, [s for s, _ in load_real("test")][: args.limit], top=6)
+    held_out = load_real("test")[: args.limit]
+    found = find_reorderings(
+        ckpt.model,
+        ckpt.tokenizer,
+        [s for s, _ in held_out],
+        references=[t for _, t in held_out],
+        min_chrf=MIN_CHRF,  # a reordering shown on a wrong translation would teach the wrong thing
+        top=6,
+    )
     examples = [r.to_dict() for r in found]
     print(json.dumps(examples[:3], indent=1, ensure_ascii=False))
     print(f"reordering examples: {time.perf_counter() - t3:.0f} s")

@@ -21,10 +21,11 @@ the held-out probe sentences, does an encoder head's "it" row weigh the antecede
 
 --write merges into card.json: "zh_eval" (every figure, with the goals of issue 34), "real_coref" (the chrF
 pair the app's "trained on" card shows), "real_data" (what the run trained on, from data/zh/MANIFEST.json),
-"evaluation" (the encoder probe only), "reordering_examples" (held-out LibreOffice sentences whose alignment head's
-path reorders words, merged by the Chinese word rule), "everyday_examples" (held-out everyday sentences it
-translates well) and "source_lang" / "target_lang". With --beam N, only "zh_eval_beam": the three sets under
-that search (at the α the card chose on its dev sentences, scripts/sweep_length_penalty.py), beside the greedy ones.
+"evaluation" (the encoder probe only), "reordering_examples" (held-out LibreOffice sentences it translates well,
+sentence chrF at least --min-chrf, whose alignment head's path reorders words, merged by the Chinese word rule),
+"everyday_examples" (held-out everyday sentences it translates well) and "source_lang" / "target_lang". With
+--beam N, only "zh_eval_beam": the three sets under that search (at the α the card chose on its dev sentences,
+scripts/sweep_length_penalty.py), beside the greedy ones.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--beam", type=int, default=1)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--probe", type=int, default=PROBE_SENTENCES, help="probe sentences (0: no probe)")
-    ap.add_argument("--min-chrf", type=float, default=MIN_CHRF_ZH, help="everyday examples: least sentence chrF")
+    ap.add_argument("--min-chrf", type=float, default=MIN_CHRF_ZH, help="examples: least sentence chrF")
     ap.add_argument("--write", action="store_true", help="merge the figures into card.json")
     ap.add_argument("--dev", action="store_true", help="only BLEU on the dev pages (how candidates are compared)")
     ap.add_argument(
@@ -159,10 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     if probe:
         best = max(probe["heads"], key=lambda h: h["score"] if h.get("query") == "pronoun" else -1)
         print("encoder probe", json.dumps({k: best[k] for k in ("layer", "head", "score")}), probe["n_sentences"])
+    held_out = load_real("test", ("zh/libreoffice",))[: args.limit]
     reorderings = find_reorderings(
         ckpt.model,
         ckpt.tokenizer,
-        [s for s, _ in load_real("test", ("zh/libreoffice",))][: args.limit],
+        [s for s, _ in held_out],
+        references=[t for _, t in held_out],
+        min_chrf=args.min_chrf,  # a reordering shown on a wrong translation would teach the wrong thing
         top=6,
         target_groups=lambda pieces: target_word_groups(pieces, "zh"),
     )

@@ -39,6 +39,35 @@ def test_find_reorderings_runs_on_a_model_and_respects_lengths():
     assert find_reorderings(ckpt.model, ckpt.tokenizer, ["Too short"]) == []
 
 
+def test_find_reorderings_keeps_only_translations_close_to_their_reference(monkeypatch):
+    """With references, a sentence whose translation scores below min_chrf is never offered; each kept one
+    carries its chrF, which is the sentence chrF of its translation against its own reference."""
+    import pytest
+
+    from transformer.checkpoint import load_checkpoint
+    from transformer.evaluate_real import sentence_chrf
+    from transformer.inspection import reorder
+    from transformer.layout import SHIPPED_ROOT
+
+    ckpt = load_checkpoint(SHIPPED_ROOT / "tiny")
+    # every path reorders, so only the chrF gate decides what is kept
+    monkeypatch.setattr(reorder, "swaps", lambda path: 1)
+    monkeypatch.setattr(reorder, "inversions", lambda path: 1)
+    sources = ["The dog crossed the road.", "The cat saw the small bird.", "Too short"]
+    plain = reorder.find_reorderings(ckpt.model, ckpt.tokenizer, sources)
+    assert [r.chrf for r in plain] == [None, None] and all("chrf" not in r.to_dict() for r in plain)
+    # the references are the model's own translations for the first, nonsense for the second
+    refs = [plain[0].translation if plain[0].source == sources[0] else plain[1].translation, "zzzz qqqq", "x"]
+    kept = reorder.find_reorderings(ckpt.model, ckpt.tokenizer, sources, references=refs, min_chrf=99.0)
+    assert [r.source for r in kept] == [sources[0]] and kept[0].chrf == 100.0 and kept[0].to_dict()["chrf"] == 100.0
+    everything = reorder.find_reorderings(ckpt.model, ckpt.tokenizer, sources, references=refs)
+    assert {r.source for r in everything} == set(sources[:2])
+    for r in everything:
+        assert r.chrf == sentence_chrf(r.translation, refs[sources.index(r.source)])
+    with pytest.raises(ValueError):
+        reorder.find_reorderings(ckpt.model, ckpt.tokenizer, sources, references=refs[:1])
+
+
 def test_card_examples_are_read_defensively():
     from transformer.inspection.reorder import card_examples
 

@@ -90,6 +90,13 @@ def score(hyps: list[str], refs: list[str], *, target_lang: str = "fr") -> dict[
     }
 
 
+def sentence_chrf(hypothesis: str, reference: str) -> float:
+    """One sentence's chrF (sacrebleu), the figure examples are chosen by and confidence is compared with."""
+    import sacrebleu
+
+    return float(sacrebleu.sentence_chrf(hypothesis, [reference]).score)
+
+
 def score_pairs(
     model: Transformer,
     tokenizer: Tokenizer,

@@ -57,8 +57,7 @@ def pick(rows: list[Scored], n: int = 4, min_chrf: float = MIN_CHRF) -> list[Sco
 def score(model, tokenizer, pairs: list[tuple[str, str]], batch: int = 16) -> list[Scored]:
     """Each (English, reference) pair translated greedily, in batches (as the app's batcher does), with its
     sentence chrF and the translation's confidence (mean log-probability per piece)."""
-    import sacrebleu
-
+    from ..evaluate_real import sentence_chrf
     from ..serving.running_batch import analyse_batch
     from .confidence import confidence
 
@@ -68,7 +67,7 @@ def score(model, tokenizer, pairs: list[tuple[str, str]], batch: int = 16) -> li
         for (src, ref), a in zip(chunk, analyse_batch(model, tokenizer, [s for s, _ in chunk], 1)):
             if isinstance(a, Exception):
                 raise a
-            chrf = sacrebleu.sentence_chrf(a.translation, [ref]).score
+            chrf = sentence_chrf(a.translation, ref)
             c = confidence(a.output_probs)
             rows.append(Scored(src, a.translation, ref, round(chrf, 1), round(c.mean_log_prob, 3) if c else -99.0))
     return rows

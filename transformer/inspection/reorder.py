@@ -20,6 +20,7 @@ import torch
 
 from ..attention import AttentionKind, HeadId
 from ..decoding import greedy_decode_batch, model_device
+from ..evaluate_real import sentence_chrf
 from ..model import Transformer
 from ..tokenizer import Tokenizer, pad_batch, word_groups
 
@@ -35,9 +36,10 @@ class Reordering:
     inversions: int  # pairs of French words whose English words come in the other order
     swaps: int  # French neighbours whose English words are neighbours the other way round (le fichier sélectionné)
     peak: float  # mean of the path's weights (how sure the head is)
+    chrf: float | None = None  # sentence chrF of the translation against a reference, where one was given
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "source": self.source,
             "translation": self.translation,
             "layer": self.head.layer,
@@ -47,6 +49,7 @@ class Reordering:
             "swaps": self.swaps,
             "peak": round(self.peak, 3),
         }
+        return out if self.chrf is None else {**out, "chrf": round(self.chrf, 1)}
 
 
 def inversions(path: tuple[int, ...] | list[int]) -> int:
@@ -115,6 +118,8 @@ def find_reorderings(
     tokenizer: Tokenizer,
     sources: list[str],
     *,
+    references: list[str] | None = None,
+    min_chrf: float = 0.0,
     top: int = 6,
     max_words: int = 12,
     min_words: int = 4,
@@ -122,21 +127,31 @@ def find_reorderings(
 ) -> list[Reordering]:
     """The sentences (of sources, min_words..max_words English words) whose alignment head's argmax path, on
     the model's own greedy translation, swaps neighbouring words most often while staying otherwise in
-    order (inversions at most twice the swaps); ties go to the more peaked path."""
-    sources = [s for s in sources if min_words <= len(s.split()) <= max_words]
-    if not sources:
+    order (inversions at most twice the swaps); ties go to the more peaked path.
+
+    references (one per source) with min_chrf: only translations whose sentence chrF against their reference is
+    at least min_chrf count, so a sidebar example never shows the reordering of a wrong translation."""
+    if references is not None and len(references) != len(sources):
+        raise ValueError(f"{len(references)} references for {len(sources)} sources")
+    refs = references if references is not None else [None] * len(sources)
+    kept = [(s, r) for s, r in zip(sources, refs) if min_words <= len(s.split()) <= max_words]
+    if not kept:
         return []
+    sources = [s for s, _ in kept]
     ids = greedy_decode_batch(model, [tokenizer.source_ids(s) for s in sources])
     translations = [tokenizer.decode(x) for x in ids]
     maps = cross_word_maps(model, tokenizer, sources, translations, target_groups)
-    head = alignment_head(maps)
+    head = alignment_head(maps)  # over every sentence, good translations or not: the head that aligns
     found = []
-    for s, t, m in zip(sources, translations, maps):
+    for (s, ref), t, m in zip(kept, translations, maps):
         if m is None:
+            continue
+        chrf = None if ref is None else sentence_chrf(t, ref)
+        if chrf is not None and chrf < min_chrf:
             continue
         best = m[head.layer, head.head].max(-1)  # over English words, for each French word
         path = tuple(int(i) for i in best.indices)
-        found.append(Reordering(s, t, head, path, inversions(path), swaps(path), float(best.values.mean())))
+        found.append(Reordering(s, t, head, path, inversions(path), swaps(path), float(best.values.mean()), chrf))
     found = [r for r in found if r.swaps > 0 and r.inversions <= 2 * r.swaps]
     found.sort(key=lambda r: (-r.swaps, -r.peak, r.source))
     return found[:top]

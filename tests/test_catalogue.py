@@ -19,3 +19,11 @@ def test_chinese_uses_the_fields_terms():
     zh = " ".join(catalogue("zh").values())
     for term in ("注意力", "多头注意力", "掩码", "位置编码", "缩放点积"):
         assert term in zh, term
+
+
+def test_large_counts_read_with_thousands_separators_in_every_language():
+    """The vocabulary expander counts 41,689 words on en-zh; a bare 41689 is hard to read at a projector."""
+    for lang in LANGUAGES:
+        texts = catalogue(lang)
+        assert "41,689" in texts["sentence.vocabulary"].format(n=41689), lang
+        assert "12,345" in texts["realdata.more_words"].format(n=12345), lang

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from transformer.attention import AttentionKind
@@ -42,8 +43,6 @@ def test_find_reorderings_runs_on_a_model_and_respects_lengths():
 def test_find_reorderings_keeps_only_translations_close_to_their_reference(monkeypatch):
     """With references, a sentence whose translation scores below min_chrf is never offered; each kept one
     carries its chrF, which is the sentence chrF of its translation against its own reference."""
-    import pytest
-
     from transformer.checkpoint import load_checkpoint
     from transformer.evaluate_real import sentence_chrf
     from transformer.inspection import reorder

@@ -55,6 +55,12 @@ And two more, built last (the ten above rebuild byte for byte with them), traini
 
 None of their English is held out anywhere or is GIMP English.
 
+And one more, built last (the twelve above rebuild byte for byte with it), training only (preset ``en-zh-kicad``):
+
+- ``kicad.tsv.gz``: KiCad 6's manuals (``kicad-doc-en`` / ``kicad-doc-zh``), each page's sections paired by their
+  position, their paragraphs in order (chinese.extract_kicad_zh): manual prose about a design program's tools,
+  panels and dialogs, the GIMP manual's register; none of its English is held out anywhere or is GIMP English.
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -94,6 +100,7 @@ PACKAGES = (
     C.TUTORIALS[0],
     C.OFFICE_UI[0],
     *C.ITIL_PACKAGES,
+    *C.KICAD_PACKAGES,
 )
 UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
@@ -180,6 +187,10 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     _build_training_only(
         "itil", C.extract_itil_zh(workdir), out, manifest, heldout | gimp_english, by_page, split, later
     )
+    split = "training only (eight manual pages, one per program: too few to hold any out)"
+    use = "training only; preset en-zh-kicad (en-zh's eighth session if its rule keeps it)"
+    kicad = C.extract_kicad_zh(workdir)
+    _build_training_only("kicad", kicad, out, manifest, heldout | gimp_english, by_page, split, use)
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 

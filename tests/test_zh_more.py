@@ -660,7 +660,7 @@ def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or
     after = tmp_path / "after"
     manifest = build_zh.build(work, after, versions)
     new = {"office_ui.tsv.gz", "itil.tsv.gz"}
-    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name not in new)
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name not in {*new, "kicad.tsv.gz"})
     assert len(earlier) == 10 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
     office = {s: real.read_pairs(after / "office_ui.tsv.gz", s) for s in real.SPLITS}
     assert not office["dev"] and not office["test"]
@@ -689,6 +689,123 @@ def test_committed_office_ui_and_itil_corpora_are_training_only_without_held_out
     assert all(C.reads_as_chinese(p.tgt) for p in mine)
 
 
+# ---------------------------------------------------------------- KiCad's manuals
+KICAD_PAGE = """<html><body><div id="toc"><ul><li><a href="#{a}">{h1}</a></li></ul></div>
+<div class="sect1"><h2 id="{a}">{h1}</h2><div class="paragraph"><p>{p1}</p></div></div>
+<div class="sect1"><h2 id="{b}">{h2}</h2>{body}</div>
+<div id="footer"><p>{foot}</p></div></body></html>"""
+
+
+def _kicad_page(lang: str, sections: list[list[str]]) -> str:
+    """One KiCad manual page with two headings: the first section's one paragraph, the second's given ones."""
+    (p1,), rest = sections
+    body = "".join(f'<div class="paragraph"><p>{p}</p></div>' for p in rest)
+    if lang == "en":
+        return KICAD_PAGE.format(a="_intro", h1="Introduction", b="_tools", h2="Tools", p1=p1, body=body, foot="v6")
+    return KICAD_PAGE.format(a="_简介", h1="简介", b="_工具", h2="工具", p1=p1, body=body, foot="v6")
+
+
+def _kicad_fixture(work, held_out: str = "Use apt to install packages.") -> None:
+    """Two KiCad pages beside their Chinese twins (ids rewritten by the translation, as Asciidoctor does), and a
+    third whose Chinese lacks a paragraph; one English sentence is GIMP's, one held out elsewhere."""
+    (en_pkg, en_dir), (zh_pkg, zh_dir) = C.KICAD_MANUALS
+    en, zh = work / en_pkg / en_dir, work / zh_pkg / zh_dir
+    _write(
+        en,
+        "pcbnew.html",
+        _kicad_page(
+            "en",
+            [
+                ["Pcbnew is the board editor."],
+                [
+                    "The Layers tab lists every layer. Click a layer to select it.",
+                    "Drill origin: choose the origin of the drill files.",
+                    GIMP_EN,
+                ],
+            ],
+        ),
+    )
+    _write(
+        zh,
+        "pcbnew.html",
+        _kicad_page(
+            "zh",
+            [
+                ["Pcbnew 是电路板编辑器。"],
+                [
+                    "图层选项卡列出每个图层。点击图层将其选中。",
+                    "钻孔原点：选择钻孔文件的原点。这个中文段落还翻译了英文里没有的很多很多其他句子，所以长度对不上。",
+                    "选择要移动的图层。",
+                ],
+            ],
+        ),
+    )
+    _write(en, "eeschema.html", _kicad_page("en", [[held_out], ["Wires connect the pins of symbols."]]))
+    _write(zh, "eeschema.html", _kicad_page("zh", [["使用 apt 安装软件包。"], ["导线连接符号的引脚。"]]))
+    _write(en, "gerbview.html", _kicad_page("en", [["GerbView shows Gerber files."], ["One.", "Two."]]))
+    _write(zh, "gerbview.html", _kicad_page("zh", [["GerbView 显示 Gerber 文件。"], ["一。"]]))
+
+
+def test_kicad_pages_pair_sections_by_position_and_their_paragraphs_in_order(tmp_path):
+    assert real.paragraphs_by_heading(_kicad_page("zh", [["甲。"], ["乙。", "丙。"]])) == [
+        [],
+        ["甲。"],
+        ["乙。", "丙。", "v6"],
+    ]
+    _kicad_fixture(tmp_path)
+    pairs = C.extract_kicad_zh(tmp_path)
+    assert {p.source for p in pairs} == {"kicad"}
+    by_page: dict[str, list[tuple[str, str]]] = {}
+    for p in pairs:
+        by_page.setdefault(p.page, []).append((p.src, p.tgt))
+    assert list(by_page) == ["kicad/eeschema", "kicad/gerbview", "kicad/pcbnew"]  # sorted by page
+    assert by_page["kicad/pcbnew"] == [
+        ("Pcbnew is the board editor.", "Pcbnew 是电路板编辑器。"),
+        ("The Layers tab lists every layer.", "图层选项卡列出每个图层。"),  # cut into sentences
+        ("Click a layer to select it.", "点击图层将其选中。"),
+        (GIMP_EN, "选择要移动的图层。"),
+    ]  # the drill paragraph's Chinese also translates more than its English: dropped; so is the footer ("v6")
+    # a section whose Chinese lacks a paragraph pairs nothing; the page's other section still pairs
+    assert by_page["kicad/gerbview"] == [("GerbView shows Gerber files.", "GerbView 显示 Gerber 文件。")]
+    assert C.extract_kicad_zh(tmp_path / "nothing") == []
+
+
+def test_the_build_adds_kicad_for_training_only_without_held_out_or_gimp_english(tmp_path):
+    build_zh, work, versions, _ = _built_before(tmp_path)
+    for fixture in (_docs_fixture, _guides_fixture, _tutorials_fixture, _office_and_itil_fixture):
+        fixture(work)
+    before = tmp_path / "before"
+    build_zh.build(work, before, versions)
+    held = sorted(p.src for f in before.glob("*.tsv.gz") for s in ("dev", "test") for p in real.read_pairs(f, s))
+    _kicad_fixture(work, held[0])
+    after = tmp_path / "after"
+    manifest = build_zh.build(work, after, versions)
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "kicad.tsv.gz")
+    assert len(earlier) == 12 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
+    kicad = {s: real.read_pairs(after / "kicad.tsv.gz", s) for s in real.SPLITS}
+    assert not kicad["dev"] and not kicad["test"]
+    srcs = {p.src for p in kicad["train"]}
+    assert held[0] not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    assert "Wires connect the pins of symbols." in srcs and "The Layers tab lists every layer." in srcs
+    assert manifest["files"]["kicad.tsv.gz"]["licence"] == C.LICENCES["kicad"]
+    assert manifest["files"]["kicad.tsv.gz"]["pairs_by_page"]["kicad/eeschema"] == 1
+
+
+def test_committed_kicad_corpus_is_training_only_without_held_out_or_gimp_english():
+    files = real.real_files()
+    mine = real.read_pairs(files["zh/kicad"], "train")
+    assert len(mine) > 1500 and not real.read_pairs(files["zh/kicad"], "dev")
+    heldout = {
+        C.dedup_key(p.src)
+        for n in files
+        if n.startswith("zh/")
+        for s in ("dev", "test")
+        for p in real.read_pairs(files[n], s)
+    }
+    assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
+    assert all(C.reads_as_chinese(p.tgt) and C.length_agrees_zh(p.src, p.tgt) for p in mine)
+
+
 def test_en_zh_office_preset_is_the_tutorials_mix_reshuffled_with_the_two_new_corpora():
     tutorials, reshuffled, office = PRESETS["en-zh-tutorials"], PRESETS["en-zh-reshuffled"], PRESETS["en-zh-office"]
     assert reshuffled.seed != tutorials.seed == 0 and office.seed == reshuffled.seed  # a new batch order
@@ -709,4 +826,15 @@ def test_en_zh_office_again_preset_is_en_zh_office_in_a_new_order_for_longer():
     changed = {"seed", "time_limit_s"}
     assert {f: getattr(again, f) for f in office.__dataclass_fields__ if f not in changed} == {
         f: getattr(office, f) for f in office.__dataclass_fields__ if f not in changed
+    }
+
+
+def test_en_zh_kicad_preset_is_en_zh_office_again_with_kicads_manuals_in_a_new_order():
+    again, kicad = PRESETS["en-zh-office-again"], PRESETS["en-zh-kicad"]
+    assert kicad.real_data == (*again.real_data, "zh/kicad") and set(kicad.real_data) <= set(real.real_files())
+    assert dict(kicad.real_repeat) == {**dict(again.real_repeat), "zh/kicad": 5}
+    assert kicad.seed not in (0, 6, 7) and kicad.init_from == "checkpoints/en-zh"
+    changed = {"real_data", "real_repeat", "seed", "time_limit_s"}
+    assert {f: getattr(kicad, f) for f in again.__dataclass_fields__ if f not in changed} == {
+        f: getattr(again, f) for f in again.__dataclass_fields__ if f not in changed
     }

@@ -67,6 +67,7 @@ from .real import (
     extract_pages,
     page_split,
     paragraphs_by_anchor,
+    paragraphs_by_heading,
     paragraphs_by_id,
     read_page,
     sentences,
@@ -99,6 +100,12 @@ ITIL_MANUAL = (
     ("debian-edu-doc-legacy-zh-cn", "usr/share/doc/debian-edu-doc-legacy-zh-cn/debian-edu-itil-manual.html"),
 )
 ITIL_PACKAGES = tuple(name for name, _ in ITIL_MANUAL)
+# KiCad 6's manuals (Asciidoctor HTML, one page per program), English beside their Chinese translation: zh/kicad
+KICAD_MANUALS = (
+    ("kicad-doc-en", "usr/share/doc/kicad/help/en"),
+    ("kicad-doc-zh", "usr/share/doc/kicad/help/zh"),
+)
+KICAD_PACKAGES = tuple(name for name, _ in KICAD_MANUALS)
 GUIDES_PACKAGES = (INSTALL_GUIDE[0], *(name for pair in (MAINT_GUIDE, FAQ, EDU_MANUAL) for name, _ in pair))
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
@@ -129,6 +136,7 @@ LICENCES = {
     "office_ui": "MPL-2.0 (LibreOffice's interface, The Document Foundation and its Chinese translators)",
     "itil": "GPL-3.0-or-later (Debian Edu / Skolelinux ITIL Manual, K. Yrvin, A. Johansen and others, and its Chinese "
     "translators)",
+    "kicad": "GPL-3.0-or-later or CC-BY-3.0-or-later (KiCad's manuals, their contributors and Chinese translators)",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",
@@ -446,6 +454,32 @@ def extract_itil_zh(workdir: str | Path) -> list[RealPair]:
     return [RealPair("itil", "itil", s, t) for s, t in align_in_order_zh(en, zh)]
 
 
+# ---------------------------------------------------------------- KiCad's manuals
+def align_by_heading_zh(en_html: str, zh_html: str) -> list[tuple[str, str]]:
+    """Pairs of one KiCad manual page: the k-th section's paragraphs in English beside the k-th section's in Chinese,
+    in order, where both pages have as many headings and the section as many paragraphs (sections that differ give
+    nothing), cut into sentences (split_paragraph_zh); a pair whose lengths disagree (length_agrees_zh) is dropped."""
+    a, b = paragraphs_by_heading(en_html), paragraphs_by_heading(zh_html)
+    if len(a) != len(b):
+        return []
+    pairs = [p for xs, ys in zip(a, b) if len(xs) == len(ys) for x, y in zip(xs, ys) for p in split_paragraph_zh(x, y)]
+    return [(s, t) for s, t in pairs if length_agrees_zh(s, t)]
+
+
+def extract_kicad_zh(workdir: str | Path) -> list[RealPair]:
+    """KiCad's manuals (``kicad-doc-en`` / ``kicad-doc-zh``), each page beside its Chinese twin (align_by_heading_zh);
+    pages named kicad/NAME, sorted; workdir holds one folder per package."""
+    (en_pkg, en_dir), (zh_pkg, zh_dir) = KICAD_MANUALS
+    en_root, zh_root = Path(workdir) / en_pkg / en_dir, Path(workdir) / zh_pkg / zh_dir
+    out = []
+    for en_page in sorted(en_root.glob("*.html")) if en_root.is_dir() else ():
+        zh_page = zh_root / en_page.name
+        if zh_page.is_file():
+            pairs = align_by_heading_zh(read_page(en_page), read_page(zh_page))
+            out.extend(RealPair("kicad", f"kicad/{en_page.stem}", s, t) for s, t in pairs)
+    return out
+
+
 # ---------------------------------------------------------------- filters and the split
 def sentence_like_zh(src: str, tgt: str) -> bool:
     """A translated sentence: 4-60 English words, a capital first and a final . ! ? or :, a Chinese side that
@@ -458,7 +492,13 @@ def sentence_like_zh(src: str, tgt: str) -> bool:
         return False
     if len(_LETTER.findall(src)) < 0.6 * len(src.replace(" ", "")):
         return False
-    return 0.15 <= len(dedup_key(tgt)) / len(dedup_key(src)) <= 0.9
+    return length_agrees_zh(src, tgt)
+
+
+def length_agrees_zh(src: str, tgt: str) -> bool:
+    """0.15-0.9 Chinese characters per English character, whitespace not counted: what a translation of the same
+    text has (a Chinese side that also translates the next paragraph has more)."""
+    return 0.15 <= len(dedup_key(tgt)) / max(1, len(dedup_key(src))) <= 0.9
 
 
 def keep_pair(p: RealPair) -> bool:

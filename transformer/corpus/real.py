@@ -193,6 +193,7 @@ def _collect(html: str, wants) -> list[tuple[str, str]]:
 
 # DocBook's generated ids (idm51076): they differ between the two languages' pages, so they anchor nothing
 GENERATED_ID = re.compile(r"^idm?\d+$")
+HEADINGS = ("h2", "h3", "h4", "h5", "h6")
 
 
 def paragraphs_by_anchor(html: str) -> dict[str, list[str]]:
@@ -209,6 +210,25 @@ def paragraphs_by_anchor(html: str) -> dict[str, list[str]]:
     groups: dict[str, list[str]] = {}
     for key, text in _collect(html, wants):
         groups.setdefault(key, []).append(text)
+    return groups
+
+
+def paragraphs_by_heading(html: str) -> list[list[str]]:
+    """The <p> paragraphs of an Asciidoctor HTML page (the KiCad manuals) grouped by section: group k holds the
+    paragraphs after the page's k-th <h2>-<h6> heading (group 0 those before the first), each in page order; a
+    translation keeps the headings but rewrites their generated ids, so sections are told apart by position."""
+    heading = 0
+
+    def wants(tag: str, a: dict) -> int | None:
+        nonlocal heading
+        if tag in HEADINGS:
+            heading += 1
+        return heading if tag == "p" else None
+
+    found = _collect(html, wants)
+    groups: list[list[str]] = [[] for _ in range(heading + 1)]
+    for key, text in found:
+        groups[key].append(text)
     return groups
 
 

@@ -648,17 +648,23 @@ def test_office_interface_and_itil_manual_extract(tmp_path):
     assert C.extract_itil_zh(tmp_path / "nothing") == []
 
 
-def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or_gimp_english(tmp_path):
+def _built_with(tmp_path, earlier_fixtures: tuple, new_fixture):
+    """The build run on _built_before's pages and earlier_fixtures (into before/), then again with
+    new_fixture(work, an English text held out in before/) added (into after/): (the build module, the work folder,
+    the versions, before, after, the second build's manifest, that held-out English)."""
     build_zh, work, versions, _ = _built_before(tmp_path)
-    _docs_fixture(work)
-    _guides_fixture(work)
-    _tutorials_fixture(work)
-    before = tmp_path / "before"
+    for fixture in earlier_fixtures:
+        fixture(work)
+    before, after = tmp_path / "before", tmp_path / "after"
     build_zh.build(work, before, versions)
     held = sorted(p.src for f in before.glob("*.tsv.gz") for s in ("dev", "test") for p in real.read_pairs(f, s))
-    _office_and_itil_fixture(work, held[0])
-    after = tmp_path / "after"
-    manifest = build_zh.build(work, after, versions)
+    new_fixture(work, held[0])
+    return build_zh, work, versions, before, after, build_zh.build(work, after, versions), held[0]
+
+
+def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or_gimp_english(tmp_path):
+    fixtures = (_docs_fixture, _guides_fixture, _tutorials_fixture)
+    build_zh, work, versions, before, after, manifest, held = _built_with(tmp_path, fixtures, _office_and_itil_fixture)
     new = {"office_ui.tsv.gz", "itil.tsv.gz"}
     earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name not in {*new, "kicad.tsv.gz"})
     assert len(earlier) == 10 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
@@ -666,7 +672,7 @@ def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or
     assert not office["dev"] and not office["test"]
     srcs = {p.src for p in office["train"]}
     assert srcs == {"Apply the current settings now.", "The number to be rounded up.", "Insert Rows Above"}
-    assert held[0] not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    assert held not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
     assert manifest["files"]["office_ui.tsv.gz"]["pairs_by_catalogue"] == {
         "libreoffice/avmedia.mo": 1,
         "libreoffice/sc.mo": 2,
@@ -771,21 +777,14 @@ def test_kicad_pages_pair_sections_by_position_and_their_paragraphs_in_order(tmp
 
 
 def test_the_build_adds_kicad_for_training_only_without_held_out_or_gimp_english(tmp_path):
-    build_zh, work, versions, _ = _built_before(tmp_path)
-    for fixture in (_docs_fixture, _guides_fixture, _tutorials_fixture, _office_and_itil_fixture):
-        fixture(work)
-    before = tmp_path / "before"
-    build_zh.build(work, before, versions)
-    held = sorted(p.src for f in before.glob("*.tsv.gz") for s in ("dev", "test") for p in real.read_pairs(f, s))
-    _kicad_fixture(work, held[0])
-    after = tmp_path / "after"
-    manifest = build_zh.build(work, after, versions)
+    fixtures = (_docs_fixture, _guides_fixture, _tutorials_fixture, _office_and_itil_fixture)
+    *_, before, after, manifest, held = _built_with(tmp_path, fixtures, _kicad_fixture)
     earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "kicad.tsv.gz")
     assert len(earlier) == 12 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
     kicad = {s: real.read_pairs(after / "kicad.tsv.gz", s) for s in real.SPLITS}
     assert not kicad["dev"] and not kicad["test"]
     srcs = {p.src for p in kicad["train"]}
-    assert held[0] not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    assert held not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
     assert "Wires connect the pins of symbols." in srcs and "The Layers tab lists every layer." in srcs
     assert manifest["files"]["kicad.tsv.gz"]["licence"] == C.LICENCES["kicad"]
     assert manifest["files"]["kicad.tsv.gz"]["pairs_by_page"]["kicad/eeschema"] == 1

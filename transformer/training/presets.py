@@ -450,7 +450,7 @@ EN_ZH_OFFICE_AGAIN = dataclasses.replace(EN_ZH_OFFICE, seed=7, time_limit_s=5400
 # about a design program's tools, panels and dialogs, the GIMP manual's register) five times an epoch, as Inkscape's
 # tutorials, in a new order (seed 8), the same lr (factor 0.05), 90 minutes, averaging its last five 300-step
 # weights, from the shipped weights (en-zh's seventh session): en-zh's eighth session if its rule keeps it. Set before
-# the run (5 December, 23:35; no GPU lent) with the same rule: the best of three candidates, its final weights, its
+# the run (5 December, 23:27; no GPU lent) with the same rule: the best of three candidates, its final weights, its
 # averaged/ and averaged/ averaged with the shipped weights, replaces checkpoints/en-zh only if its BLEU on the pooled
 # dev pages of the six Chinese corpora with dev pages (scripts/evaluate_zh.py --dev: 1,269 sentences; zh/kicad has
 # none) is above the shipped weights' on the same pages (22.87, measured at 23:25 on their float16 weights), and its

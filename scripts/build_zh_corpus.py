@@ -188,7 +188,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         "itil", C.extract_itil_zh(workdir), out, manifest, heldout | gimp_english, by_page, split, later
     )
     split = "training only (eight manual pages, one per program: too few to hold any out)"
-    use = "training only; preset en-zh-kicad (en-zh's eighth session if its rule keeps it)"
+    use = "training only; preset en-zh-kicad (en-zh's eighth session)"
     kicad = C.extract_kicad_zh(workdir)
     _build_training_only("kicad", kicad, out, manifest, heldout | gimp_english, by_page, split, use)
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

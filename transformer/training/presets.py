@@ -462,7 +462,6 @@ EN_ZH_KICAD = dataclasses.replace(
     real_data=(*EN_ZH_OFFICE.real_data, "zh/kicad"),
     real_repeat=(*EN_ZH_OFFICE.real_repeat, ("zh/kicad", 5)),
     seed=8,
-    time_limit_s=5400.0,
 )
 
 PRESETS: dict[str, TrainConfig] = {
@@ -503,8 +502,7 @@ PRESETS: dict[str, TrainConfig] = {
     "en-zh-office": EN_ZH_OFFICE,
     # en-zh-office in a new order, 90 minutes: en-zh's seventh session if its rule keeps it (see EN_ZH_OFFICE_AGAIN)
     "en-zh-office-again": EN_ZH_OFFICE_AGAIN,
-    # en-zh-office-again with KiCad's manuals, 90 minutes: en-zh's eighth session if its rule keeps it (see
-    # EN_ZH_KICAD)
+    # en-zh-office-again with KiCad's manuals in a new order: en-zh's eighth session (see EN_ZH_KICAD)
     "en-zh-kicad": EN_ZH_KICAD,
     # checkpoints/coref-en-fr-encoder: a model whose encoder resolves "it". One decoder layer, and every
     # cross-attention head's rows that write il/elle and the connective pulled onto their English words,

@@ -61,6 +61,14 @@ And one more, built last (the twelve above rebuild byte for byte with it), train
   position, their paragraphs in order (chinese.extract_kicad_zh): manual prose about a design program's tools,
   panels and dialogs, the GIMP manual's register; none of its English is held out anywhere or is GIMP English.
 
+And one more, built last (the thirteen above rebuild byte for byte with it), training only (preset
+``en-zh-graphics``):
+
+- ``graphics.tsv.gz``: the interfaces of graphics programs other than GIMP (chinese.extract_graphics_zh): the zh_CN
+  catalogues of Blender, Dia, Drawing, Gwenview, Hugin, KolourPaint, libmypaint and Synfig Studio, and
+  RawTherapee's language files, messages of at least three English words; none of its English is held out anywhere
+  or is GIMP English (GIMP's own interface is not read).
+
 Versions, counts and licences go to ``transformer/corpus/data/zh/MANIFEST.json``. The output is byte-for-byte
 reproducible for the same package versions (sorted pages, a fixed gzip mtime, a split by name or hash).
 """
@@ -101,6 +109,7 @@ PACKAGES = (
     C.OFFICE_UI[0],
     *C.ITIL_PACKAGES,
     *C.KICAD_PACKAGES,
+    *C.GRAPHICS_PACKAGES,
 )
 UI_PACKAGES = (*real.HELP_PACKAGES, *real.CATALOGUES)
 
@@ -191,6 +200,11 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     use = "training only; preset en-zh-kicad (en-zh's eighth session)"
     kicad = C.extract_kicad_zh(workdir)
     _build_training_only("kicad", kicad, out, manifest, heldout | gimp_english, by_page, split, use)
+    split = f"training only (program interfaces); messages of at least {C.UI_MIN_WORDS} English words"
+    use = "training only; preset en-zh-graphics (en-zh's ninth session)"
+    graphics = C.extract_graphics_zh(workdir)
+    by_package = ("pairs_by_package", lambda p: p.page.split("/")[0])
+    _build_training_only("graphics", graphics, out, manifest, heldout | gimp_english, by_package, split, use)
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
 

@@ -385,7 +385,7 @@ def test_committed_corpus():
     french = {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp", "everyday", "everyday_words"}
     french |= {"games", "objects"}
     chinese = {"zh/libreoffice", "zh/everyday", "zh/gimp", "zh/gnome", "zh/apps", "zh/ui", "zh/objects"}  # → Chinese
-    chinese |= {"zh/docs", "zh/guides", "zh/tutorials", "zh/office_ui", "zh/itil", "zh/kicad"}
+    chinese |= {"zh/docs", "zh/guides", "zh/tutorials", "zh/office_ui", "zh/itil", "zh/kicad", "zh/graphics"}
     assert set(files) == french | chinese
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())
     test = load_real("test")

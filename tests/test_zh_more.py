@@ -837,3 +837,14 @@ def test_en_zh_kicad_preset_is_en_zh_office_again_with_kicads_manuals_in_a_new_o
     assert {f: getattr(kicad, f) for f in again.__dataclass_fields__ if f not in changed} == {
         f: getattr(again, f) for f in again.__dataclass_fields__ if f not in changed
     }
+
+
+def test_en_zh_graphics_preset_is_en_zh_kicad_with_the_graphics_interfaces_in_a_new_order():
+    kicad, graphics = PRESETS["en-zh-kicad"], PRESETS["en-zh-graphics"]
+    assert graphics.real_data == (*kicad.real_data, "zh/graphics") and set(graphics.real_data) <= set(real.real_files())
+    assert dict(graphics.real_repeat) == dict(kicad.real_repeat)  # zh/graphics once an epoch
+    assert graphics.seed not in (0, 6, 7, 8) and graphics.init_from == "checkpoints/en-zh"
+    changed = {"real_data", "seed"}
+    assert {f: getattr(graphics, f) for f in kicad.__dataclass_fields__ if f not in changed} == {
+        f: getattr(kicad, f) for f in kicad.__dataclass_fields__ if f not in changed
+    }

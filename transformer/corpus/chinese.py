@@ -41,6 +41,7 @@ No network, no Debian tools: these functions read unpacked folders or strings.
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -106,6 +107,20 @@ KICAD_MANUALS = (
     ("kicad-doc-zh", "usr/share/doc/kicad/help/zh"),
 )
 KICAD_PACKAGES = tuple(name for name, _ in KICAD_MANUALS)
+# Graphics programs other than GIMP with a zh_CN interface: their zh_CN catalogues, and RawTherapee's language
+# files (KEY;text lines, "default" the English): zh/graphics
+GRAPHICS_CATALOGUES = (
+    "blender-data",
+    "dia-common",
+    "drawing",
+    "gwenview",
+    "hugin-data",
+    "kolourpaint",
+    "libmypaint-common",
+    "synfigstudio",
+)
+RAWTHERAPEE = ("rawtherapee-data", "usr/share/rawtherapee/languages", "default", "Chinese (Simplified)")
+GRAPHICS_PACKAGES = (*GRAPHICS_CATALOGUES, RAWTHERAPEE[0])
 GUIDES_PACKAGES = (INSTALL_GUIDE[0], *(name for pair in (MAINT_GUIDE, FAQ, EDU_MANUAL) for name, _ in pair))
 WESNOTH_LOCALE_ZH = "usr/share/games/wesnoth/1.16/locale/zh_CN/LC_MESSAGES"
 
@@ -137,6 +152,9 @@ LICENCES = {
     "itil": "GPL-3.0-or-later (Debian Edu / Skolelinux ITIL Manual, K. Yrvin, A. Johansen and others, and its Chinese "
     "translators)",
     "kicad": "GPL-3.0-or-later or CC-BY-3.0-or-later (KiCad's manuals, their contributors and Chinese translators)",
+    "graphics": "each program's licence, with its authors and Chinese translators (MANIFEST.json, licences_by_package):"
+    " Blender, Dia, Gwenview, Hugin, Synfig Studio GPL-2.0-or-later; Drawing, RawTherapee GPL-3.0-or-later; "
+    "KolourPaint BSD-2-Clause; libmypaint ISC",
     "objects": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and Chinese translators); GPL-2.0-or-later "
     "(gbrainy, its authors and Chinese translators); GPL-2.0-or-later (Tux Paint's stamps, their authors and "
     "translators)",
@@ -478,6 +496,52 @@ def extract_kicad_zh(workdir: str | Path) -> list[RealPair]:
             pairs = align_by_heading_zh(read_page(en_page), read_page(zh_page))
             out.extend(RealPair("kicad", f"kicad/{en_page.stem}", s, t) for s, t in pairs)
     return out
+
+
+_RT_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
+
+
+def read_rawtherapee_language(text: str) -> dict[str, str]:
+    """A RawTherapee language file: KEY;text lines; "#" lines are comments and a translation file marks each key
+    it has not translated with "!" (left out here); "\\n" is a line break in the text, <b>…</b> its markup and
+    &amp; its entities (all become plain text)."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(";")
+        if sep and key and not key.startswith(("#", "!")) and key.strip() == key:
+            out[key] = " ".join(html.unescape(_RT_TAG.sub("", value.replace("\\n", " "))).split())
+    return out
+
+
+def extract_rawtherapee_zh(package_root: str | Path, min_words: int = UI_MIN_WORDS) -> list[RealPair]:
+    """RawTherapee's interface (``rawtherapee-data``): each key of its "Chinese (Simplified)" language file beside
+    the same key of "default" (the English), by message_pairs_zh's rules, at least min_words English words (it has
+    no menu accelerators: "&" is "and"); the page is rawtherapee/KEY's first word (the tool or panel: TP,
+    PREFERENCES…). The HISTORY_ keys are left out: the edit history's abbreviated labels ("W - Final - Contrast
+    balance"), which the translation spells out."""
+    _, folder, en_name, zh_name = RAWTHERAPEE
+    root = Path(package_root) / folder
+    if not (root / en_name).is_file() or not (root / zh_name).is_file():
+        return []
+    en = read_rawtherapee_language((root / en_name).read_text(encoding="utf-8", errors="replace"))
+    zh = read_rawtherapee_language((root / zh_name).read_text(encoding="utf-8", errors="replace"))
+    return [
+        RealPair("graphics", f"rawtherapee/{key.split('_')[0]}", s, t)
+        for key in sorted(en.keys() & zh.keys())
+        if not key.startswith("HISTORY_")
+        for s, t in message_pairs_zh(en[key], zh[key])
+        if len(s.split()) >= min_words
+    ]
+
+
+def extract_graphics_zh(workdir: str | Path) -> list[RealPair]:
+    """Graphics programs other than GIMP: the zh_CN catalogues of GRAPHICS_CATALOGUES (extract_catalogues_zh,
+    pages package/catalogue.mo) and RawTherapee's language files (extract_rawtherapee_zh); workdir holds one folder
+    per package."""
+    root = Path(workdir)
+    out = [p for name in GRAPHICS_CATALOGUES for p in extract_catalogues_zh(root / name, name)]
+    out = [RealPair("graphics", p.page, p.src, p.tgt) for p in out]
+    return out + extract_rawtherapee_zh(root / RAWTHERAPEE[0])
 
 
 # ---------------------------------------------------------------- filters and the split

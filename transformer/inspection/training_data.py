@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import card_number
-from ..corpus.chinese import GUIDES_PACKAGES, ITIL_PACKAGES, KICAD_PACKAGES, OFFICE_UI, REFERENCE_PACKAGES, TUTORIALS
+from ..corpus.chinese import (
+    GRAPHICS_PACKAGES,
+    GUIDES_PACKAGES,
+    ITIL_PACKAGES,
+    KICAD_PACKAGES,
+    OFFICE_UI,
+    REFERENCE_PACKAGES,
+    TUTORIALS,
+)
 from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 from ..layout import AVERAGED_FROM
@@ -215,6 +223,7 @@ PACKAGES_OF = {
     "zh/office_ui": (OFFICE_UI[0],),
     "zh/itil": ITIL_PACKAGES,
     "zh/kicad": KICAD_PACKAGES,
+    "zh/graphics": GRAPHICS_PACKAGES,
 }
 
 

@@ -848,3 +848,95 @@ def test_en_zh_graphics_preset_is_en_zh_kicad_with_the_graphics_interfaces_in_a_
     assert {f: getattr(graphics, f) for f in kicad.__dataclass_fields__ if f not in changed} == {
         f: getattr(kicad, f) for f in kicad.__dataclass_fields__ if f not in changed
     }
+
+
+RT_DEFAULT = """#00 default translation file
+#01 Developers should add translations to this file.
+ADJUSTER_RESET_TO_DEFAULT;<b>Click</b> - reset to default value.\\n<b>Ctrl</b>+<b>click</b> - reset to initial value.
+HISTORY_MSG_1;W - Final - Contrast balance
+TP_BWMIX_CURVEEDITOR1;'Before' curve, just before B&amp;W conversion.
+TP_EXPOSURE_LABEL;Exposure
+TP_SHARPENING_LABEL;Sharpen the image edges.
+TP_UNTRANSLATED;Nobody has translated this one yet.
+"""
+RT_ZH = """#00 Chinese (Simplified)
+#01 2022-07-26 translator
+ADJUSTER_RESET_TO_DEFAULT;<b>单击</b>-恢复默认值\\n<b>Ctrl</b>+<b>单击</b>-恢复初始值
+HISTORY_MSG_1;小波-最终-反差平衡
+TP_BWMIX_CURVEEDITOR1;黑白转换之前的“前”曲线。
+TP_EXPOSURE_LABEL;曝光
+TP_SHARPENING_LABEL;锐化图像边缘。
+!TP_UNTRANSLATED;Nobody has translated this one yet.
+"""
+
+
+def _graphics_fixture(work, held_out: str = "Use apt to install packages.") -> None:
+    """Two graphics programs' zh_CN catalogues (one message GIMP's English, one held out elsewhere, one a bare label)
+    and RawTherapee's language files."""
+    blender = work / "blender-data" / C.CATALOGUES_ZH
+    blender.mkdir(parents=True, exist_ok=True)
+    messages = {
+        "Scale the selected items": "缩放选中项",
+        "Add Modifier": "添加修改器",  # a bare label: fewer than three English words
+        GIMP_EN: "选择要移动的图层。",
+        held_out: "用 apt 安装软件包。",
+    }
+    (blender / "blender.mo").write_bytes(_mo(messages))
+    hugin = work / "hugin-data" / C.CATALOGUES_ZH
+    hugin.mkdir(parents=True, exist_ok=True)
+    (hugin / "hugin.mo").write_bytes(_mo({"Optimize the image positions": "优化图像位置"}))
+    package, folder, en_name, zh_name = C.RAWTHERAPEE
+    _write(work / package, f"{folder}/{en_name}", RT_DEFAULT)
+    _write(work / package, f"{folder}/{zh_name}", RT_ZH)
+
+
+def test_rawtherapee_language_files_pair_by_key_without_markup_history_or_untranslated_keys(tmp_path):
+    _graphics_fixture(tmp_path)
+    en = C.read_rawtherapee_language(RT_DEFAULT)
+    assert "TP_UNTRANSLATED" in en and "TP_UNTRANSLATED" not in C.read_rawtherapee_language(RT_ZH)  # "!": untranslated
+    assert en["ADJUSTER_RESET_TO_DEFAULT"] == "Click - reset to default value. Ctrl+click - reset to initial value."
+    pairs = C.extract_rawtherapee_zh(tmp_path / C.RAWTHERAPEE[0])
+    assert {p.source for p in pairs} == {"graphics"}
+    # the text's lines joined (its Chinese has no full stop to cut at); HISTORY_ labels, one-word labels and a text
+    # with "&" (markup to message_pairs_zh, as in every catalogue) left out
+    assert [(p.page, p.src, p.tgt) for p in pairs] == [
+        (
+            "rawtherapee/ADJUSTER",
+            "Click - reset to default value. Ctrl+click - reset to initial value.",
+            "单击-恢复默认值 Ctrl+单击-恢复初始值",
+        ),
+        ("rawtherapee/TP", "Sharpen the image edges.", "锐化图像边缘。"),
+    ]
+    assert C.extract_rawtherapee_zh(tmp_path / "nothing") == []
+
+
+def test_the_build_adds_graphics_for_training_only_without_held_out_or_gimp_english(tmp_path):
+    fixtures = (_docs_fixture, _guides_fixture, _tutorials_fixture, _office_and_itil_fixture, _kicad_fixture)
+    *_, before, after, manifest, held = _built_with(tmp_path, fixtures, _graphics_fixture)
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "graphics.tsv.gz")
+    assert len(earlier) == 13 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
+    graphics = {s: real.read_pairs(after / "graphics.tsv.gz", s) for s in real.SPLITS}
+    assert not graphics["dev"] and not graphics["test"]
+    srcs = {p.src for p in graphics["train"]}
+    assert held not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    assert {"Scale the selected items", "Optimize the image positions", "Sharpen the image edges."} <= srcs
+    assert "Add Modifier" not in srcs
+    entry = manifest["files"]["graphics.tsv.gz"]
+    assert entry["licence"] == C.LICENCES["graphics"]
+    assert entry["pairs_by_package"] == {"blender-data": 1, "hugin-data": 1, "rawtherapee": 2}
+
+
+def test_committed_graphics_corpus_is_training_only_without_held_out_or_gimp_english():
+    files = real.real_files()
+    mine = real.read_pairs(files["zh/graphics"], "train")
+    assert len(mine) > 20000 and not real.read_pairs(files["zh/graphics"], "dev")
+    assert not real.read_pairs(files["zh/graphics"], "test")
+    heldout = {
+        C.dedup_key(p.src)
+        for n in files
+        if n.startswith("zh/")
+        for s in ("dev", "test")
+        for p in real.read_pairs(files[n], s)
+    }
+    assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
+    assert all(C.reads_as_chinese(p.tgt) and len(p.src.split()) >= C.UI_MIN_WORDS for p in mine)

@@ -666,7 +666,7 @@ def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or
     fixtures = (_docs_fixture, _guides_fixture, _tutorials_fixture)
     build_zh, work, versions, before, after, manifest, held = _built_with(tmp_path, fixtures, _office_and_itil_fixture)
     new = {"office_ui.tsv.gz", "itil.tsv.gz"}
-    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name not in {*new, "kicad.tsv.gz"})
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name not in {*new, "kicad.tsv.gz", "graphics.tsv.gz"})
     assert len(earlier) == 10 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
     office = {s: real.read_pairs(after / "office_ui.tsv.gz", s) for s in real.SPLITS}
     assert not office["dev"] and not office["test"]
@@ -682,17 +682,6 @@ def test_the_build_adds_office_ui_and_itil_for_training_only_without_held_out_or
     assert manifest["files"]["itil.tsv.gz"]["licence"] == C.LICENCES["itil"]
     build_zh.build(work, tmp_path / "again", versions)
     assert all((after / n).read_bytes() == (tmp_path / "again" / n).read_bytes() for n in new)
-
-
-@pytest.mark.parametrize("name, at_least", [("zh/office_ui", 9000), ("zh/itil", 2000)])
-def test_committed_office_ui_and_itil_corpora_are_training_only_without_held_out_or_gimp_english(name, at_least):
-    files = real.real_files()
-    mine = real.read_pairs(files[name], "train")
-    assert len(mine) > at_least and not real.read_pairs(files[name], "dev") and not real.read_pairs(files[name], "test")
-    others = [n for n in files if n.startswith("zh/") and n != name]
-    heldout = {C.dedup_key(p.src) for n in others for s in ("dev", "test") for p in real.read_pairs(files[n], s)}
-    assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
-    assert all(C.reads_as_chinese(p.tgt) for p in mine)
 
 
 # ---------------------------------------------------------------- KiCad's manuals
@@ -776,33 +765,28 @@ def test_kicad_pages_pair_sections_by_position_and_their_paragraphs_in_order(tmp
     assert C.extract_kicad_zh(tmp_path / "nothing") == []
 
 
+def _added_for_training_only(tmp_path, earlier_fixtures: tuple, new_fixture, name: str) -> tuple[set[str], dict]:
+    """_built_with's two builds, the second adding name.tsv.gz: every earlier file rebuilds byte for byte, the new
+    one is training only and holds neither the English held out elsewhere nor GIMP's. Returns its training English
+    and its MANIFEST entry."""
+    *_, before, after, manifest, held = _built_with(tmp_path, earlier_fixtures, new_fixture)
+    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != f"{name}.tsv.gz")
+    assert len(earlier) == len(C.LICENCES) - 1  # every file the build writes, one licence each
+    assert all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
+    pairs = {s: real.read_pairs(after / f"{name}.tsv.gz", s) for s in real.SPLITS}
+    assert not pairs["dev"] and not pairs["test"]
+    srcs = {p.src for p in pairs["train"]}
+    assert held not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    entry = manifest["files"][f"{name}.tsv.gz"]
+    assert entry["licence"] == C.LICENCES[name]
+    return srcs, entry
+
+
 def test_the_build_adds_kicad_for_training_only_without_held_out_or_gimp_english(tmp_path):
     fixtures = (_docs_fixture, _guides_fixture, _tutorials_fixture, _office_and_itil_fixture)
-    *_, before, after, manifest, held = _built_with(tmp_path, fixtures, _kicad_fixture)
-    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "kicad.tsv.gz")
-    assert len(earlier) == 12 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
-    kicad = {s: real.read_pairs(after / "kicad.tsv.gz", s) for s in real.SPLITS}
-    assert not kicad["dev"] and not kicad["test"]
-    srcs = {p.src for p in kicad["train"]}
-    assert held not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    srcs, entry = _added_for_training_only(tmp_path, fixtures, _kicad_fixture, "kicad")
     assert "Wires connect the pins of symbols." in srcs and "The Layers tab lists every layer." in srcs
-    assert manifest["files"]["kicad.tsv.gz"]["licence"] == C.LICENCES["kicad"]
-    assert manifest["files"]["kicad.tsv.gz"]["pairs_by_page"]["kicad/eeschema"] == 1
-
-
-def test_committed_kicad_corpus_is_training_only_without_held_out_or_gimp_english():
-    files = real.real_files()
-    mine = real.read_pairs(files["zh/kicad"], "train")
-    assert len(mine) > 1500 and not real.read_pairs(files["zh/kicad"], "dev")
-    heldout = {
-        C.dedup_key(p.src)
-        for n in files
-        if n.startswith("zh/")
-        for s in ("dev", "test")
-        for p in real.read_pairs(files[n], s)
-    }
-    assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
-    assert all(C.reads_as_chinese(p.tgt) and C.length_agrees_zh(p.src, p.tgt) for p in mine)
+    assert entry["pairs_by_page"]["kicad/eeschema"] == 1
 
 
 def test_en_zh_office_preset_is_the_tutorials_mix_reshuffled_with_the_two_new_corpora():
@@ -912,31 +896,28 @@ def test_rawtherapee_language_files_pair_by_key_without_markup_history_or_untran
 
 def test_the_build_adds_graphics_for_training_only_without_held_out_or_gimp_english(tmp_path):
     fixtures = (_docs_fixture, _guides_fixture, _tutorials_fixture, _office_and_itil_fixture, _kicad_fixture)
-    *_, before, after, manifest, held = _built_with(tmp_path, fixtures, _graphics_fixture)
-    earlier = sorted(p.name for p in before.glob("*.tsv.gz") if p.name != "graphics.tsv.gz")
-    assert len(earlier) == 13 and all((after / n).read_bytes() == (before / n).read_bytes() for n in earlier)
-    graphics = {s: real.read_pairs(after / "graphics.tsv.gz", s) for s in real.SPLITS}
-    assert not graphics["dev"] and not graphics["test"]
-    srcs = {p.src for p in graphics["train"]}
-    assert held not in srcs and GIMP_EN not in srcs  # held out elsewhere / the GIMP manual's: never trained on
+    srcs, entry = _added_for_training_only(tmp_path, fixtures, _graphics_fixture, "graphics")
     assert {"Scale the selected items", "Optimize the image positions", "Sharpen the image edges."} <= srcs
     assert "Add Modifier" not in srcs
-    entry = manifest["files"]["graphics.tsv.gz"]
-    assert entry["licence"] == C.LICENCES["graphics"]
     assert entry["pairs_by_package"] == {"blender-data": 1, "hugin-data": 1, "rawtherapee": 2}
 
 
-def test_committed_graphics_corpus_is_training_only_without_held_out_or_gimp_english():
+# what each training-only file's pairs also hold to, beyond reading as Chinese
+TRAINING_ONLY_RULES = {
+    "zh/office_ui": (9000, lambda p: len(p.src.split()) >= C.UI_MIN_WORDS),
+    "zh/itil": (2000, lambda p: True),
+    "zh/kicad": (1500, lambda p: C.length_agrees_zh(p.src, p.tgt)),
+    "zh/graphics": (20000, lambda p: len(p.src.split()) >= C.UI_MIN_WORDS),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRAINING_ONLY_RULES))
+def test_committed_training_only_corpora_hold_no_held_out_or_gimp_english(name):
     files = real.real_files()
-    mine = real.read_pairs(files["zh/graphics"], "train")
-    assert len(mine) > 20000 and not real.read_pairs(files["zh/graphics"], "dev")
-    assert not real.read_pairs(files["zh/graphics"], "test")
-    heldout = {
-        C.dedup_key(p.src)
-        for n in files
-        if n.startswith("zh/")
-        for s in ("dev", "test")
-        for p in real.read_pairs(files[n], s)
-    }
+    at_least, rule = TRAINING_ONLY_RULES[name]
+    mine = real.read_pairs(files[name], "train")
+    assert len(mine) > at_least and not real.read_pairs(files[name], "dev") and not real.read_pairs(files[name], "test")
+    others = [n for n in files if n.startswith("zh/") and n != name]
+    heldout = {C.dedup_key(p.src) for n in others for s in ("dev", "test") for p in real.read_pairs(files[n], s)}
     assert not {C.dedup_key(p.src) for p in mine} & heldout  # zh/gimp's test sentences included
-    assert all(C.reads_as_chinese(p.tgt) and len(p.src.split()) >= C.UI_MIN_WORDS for p in mine)
+    assert all(C.reads_as_chinese(p.tgt) and rule(p) for p in mine)

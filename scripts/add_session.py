@@ -18,7 +18,8 @@ started from the checkpoint's current weights (its card's init_from names the ch
 - the tokenizer (ours or Marian's separate ones) and config must be the checkpoint's own (a continuation never
   changes them); snapshots and README.md stay as they are;
 - a RUN that ``python -m transformer average`` wrote from the run's own checkpoints (its card's ``averaged_from``)
-  has those steps counted on too; the checkpoint's current weights averaged in keep their step.
+  has those steps counted on too; the checkpoint's current weights averaged in keep their step. Such an average
+  written outside the run has no curves of its own: ``--curves RUN_DIR/metrics.jsonl`` names the run's.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def add_session(run: Path, target: Path, session: dict) -> dict:
+def add_session(run: Path, target: Path, session: dict, curves: Path | None = None) -> dict:
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -54,7 +55,7 @@ def add_session(run: Path, target: Path, session: dict) -> dict:
     steps = old.get("session_steps") or [first]
     n = len(steps) + 1
     # everything read before anything is written: a run that fails here leaves the checkpoint as it was
-    curves = run / "metrics.jsonl"
+    curves = curves or run / "metrics.jsonl"
     if not curves.is_file() and run.name == AVERAGED_DIR:  # the trainer's averaged/ (--average-every): its run's curves
         curves = run.parent / "metrics.jsonl"
     rows = [json.loads(line) for line in curves.read_text(encoding="utf-8").splitlines() if line]
@@ -88,9 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("run", type=Path)
     ap.add_argument("checkpoint", type=Path)
     ap.add_argument("--session", default="{}", help="JSON: command, date, ran, device, minutes, threads, machine, why")
+    ap.add_argument("--curves", type=Path, help="the run's metrics.jsonl, for an average written outside its run")
     args = ap.parse_args(argv)
     session = json.loads(args.session)
-    card = add_session(args.run, args.checkpoint, session)
+    card = add_session(args.run, args.checkpoint, session, args.curves)
     print(f"{args.checkpoint}: step {card['step']}, session steps {card['session_steps']}, from {args.run}")
     return 0
 

@@ -156,6 +156,16 @@ def test_add_session_reads_the_trainers_averaged_curves_from_its_run_and_writes_
         m.main([str(averaged), str(target)])
     assert {p.name: p.read_bytes() for p in target.iterdir() if p.is_file()} == before
     (run / "metrics.jsonl").write_text('{"step": 4, "loss": 2.0}\n', encoding="utf-8")
+    untouched = shutil.copytree(target, tmp_path / "en-zh-copy")
     assert m.main([str(averaged), str(target)]) == 0
     last = json.loads((target / "metrics.jsonl").read_text(encoding="utf-8").splitlines()[-1])
     assert last == {"step": card["step"] + 4, "loss": 2.0, "session": 2}
+    # an average written outside its run (averaged/ averaged with the weights before) has no curves unless named
+    outside = shutil.copytree(averaged, tmp_path / "averaged-with-the-weights-before")
+    (outside / "card.json").write_text(
+        json.dumps({**run_card, "init_from": {**run_card["init_from"], "path": str(untouched)}}), encoding="utf-8"
+    )
+    with pytest.raises(FileNotFoundError):
+        m.main([str(outside), str(untouched)])
+    assert m.main([str(outside), str(untouched), "--curves", str(run / "metrics.jsonl")]) == 0
+    assert (untouched / "metrics.jsonl").read_text(encoding="utf-8") == (target / "metrics.jsonl").read_text("utf-8")

@@ -503,8 +503,8 @@ _RT_TAG = re.compile(r"</?[a-zA-Z][^<>]*>")
 
 def read_rawtherapee_language(text: str) -> dict[str, str]:
     """A RawTherapee language file: KEY;text lines; "#" lines are comments and a translation file marks each key
-    it has not translated with "!" (left out here); "\\n" is a line break in the text, <b>…</b> its markup and
-    &amp; its entities (all become plain text)."""
+    it has not translated with "!" (left out here); "\\n" is a line break in the text (its lines are joined by a
+    space), <b>…</b> its markup and &amp; its entities (both become plain text)."""
     out = {}
     for line in text.splitlines():
         key, sep, value = line.partition(";")
@@ -515,10 +515,10 @@ def read_rawtherapee_language(text: str) -> dict[str, str]:
 
 def extract_rawtherapee_zh(package_root: str | Path, min_words: int = UI_MIN_WORDS) -> list[RealPair]:
     """RawTherapee's interface (``rawtherapee-data``): each key of its "Chinese (Simplified)" language file beside
-    the same key of "default" (the English), by message_pairs_zh's rules, at least min_words English words (it has
-    no menu accelerators: "&" is "and"); the page is rawtherapee/KEY's first word (the tool or panel: TP,
-    PREFERENCES…). The HISTORY_ keys are left out: the edit history's abbreviated labels ("W - Final - Contrast
-    balance"), which the translation spells out."""
+    the same key of "default" (the English), by message_pairs_zh's rules (a text with "&" left out, as markup),
+    at least min_words English words (it has no menu accelerators); the page is rawtherapee/KEY's first word (the
+    tool or panel: TP, PREFERENCES…). The HISTORY_ keys are left out: the edit history's abbreviated labels ("W -
+    Final - Contrast balance"), which the translation spells out."""
     _, folder, en_name, zh_name = RAWTHERAPEE
     root = Path(package_root) / folder
     if not (root / en_name).is_file() or not (root / zh_name).is_file():

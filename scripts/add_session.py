@@ -55,9 +55,10 @@ def add_session(run: Path, target: Path, session: dict, curves: Path | None = No
     steps = old.get("session_steps") or [first]
     n = len(steps) + 1
     # everything read before anything is written: a run that fails here leaves the checkpoint as it was
-    curves = curves or run / "metrics.jsonl"
-    if not curves.is_file() and run.name == AVERAGED_DIR:  # the trainer's averaged/ (--average-every): its run's curves
-        curves = run.parent / "metrics.jsonl"
+    if curves is None:
+        curves = run / "metrics.jsonl"
+        if not curves.is_file() and run.name == AVERAGED_DIR:  # the trainer's averaged/: its run's curves
+            curves = run.parent / "metrics.jsonl"
     rows = [json.loads(line) for line in curves.read_text(encoding="utf-8").splitlines() if line]
     state = load_file(run / "model.safetensors")
     half = {k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()}

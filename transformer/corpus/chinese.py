@@ -321,13 +321,16 @@ def extract_kde_zh(package_root: str | Path) -> list[RealPair]:
     return list(extract_kde(package_root, "kde", HELP_LANG_ZH, split_paragraph_zh))
 
 
-def extract_catalogues_zh(package_root: str | Path, package: str, min_words: int = UI_MIN_WORDS) -> list[RealPair]:
+def extract_catalogues_zh(
+    package_root: str | Path, package: str, min_words: int = UI_MIN_WORDS, source: str = "ui"
+) -> list[RealPair]:
     """Every zh_CN gettext catalogue (.mo) a package ships, message by message (interface_pairs_zh, at least
-    min_words English words); the page is package/catalogue.mo, sorted by catalogue name."""
+    min_words English words); the page is package/catalogue.mo, sorted by catalogue name; the pairs' source is
+    source (the corpus they go to)."""
     out = []
     for path in sorted((Path(package_root) / CATALOGUES_ZH).glob("*.mo")):
         pairs = lambda s, t: interface_pairs_zh(s, t, min_words)  # noqa: E731
-        out.extend(catalogue_messages(path.read_bytes(), f"{package}/{path.name}", "ui", pairs))
+        out.extend(catalogue_messages(path.read_bytes(), f"{package}/{path.name}", source, pairs))
     return out
 
 
@@ -539,8 +542,7 @@ def extract_graphics_zh(workdir: str | Path) -> list[RealPair]:
     pages package/catalogue.mo) and RawTherapee's language files (extract_rawtherapee_zh); workdir holds one folder
     per package."""
     root = Path(workdir)
-    out = [p for name in GRAPHICS_CATALOGUES for p in extract_catalogues_zh(root / name, name)]
-    out = [RealPair("graphics", p.page, p.src, p.tgt) for p in out]
+    out = [p for name in GRAPHICS_CATALOGUES for p in extract_catalogues_zh(root / name, name, source="graphics")]
     return out + extract_rawtherapee_zh(root / RAWTHERAPEE[0])
 
 

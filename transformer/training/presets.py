@@ -522,8 +522,8 @@ PRESETS: dict[str, TrainConfig] = {
     "en-zh-office-again": EN_ZH_OFFICE_AGAIN,
     # en-zh-office-again with KiCad's manuals in a new order: en-zh's eighth session (see EN_ZH_KICAD)
     "en-zh-kicad": EN_ZH_KICAD,
-    # en-zh-kicad with the interfaces of graphics programs other than GIMP: en-zh's ninth session if its rule keeps
-    # it (see EN_ZH_GRAPHICS)
+    # en-zh-kicad with the interfaces of graphics programs other than GIMP in a new order: en-zh's ninth session (see
+    # EN_ZH_GRAPHICS)
     "en-zh-graphics": EN_ZH_GRAPHICS,
     # checkpoints/coref-en-fr-encoder: a model whose encoder resolves "it". One decoder layer, and every
     # cross-attention head's rows that write il/elle and the connective pulled onto their English words,

@@ -14,7 +14,9 @@ into its own folder (see transformer/corpus/everyday.py for what each source giv
   2100: transformer/corpus/everyday.py's GAME_CATALOGUES), split by whole Widelands scenario (dev =
   scenario_atl01, test = scenario_emp04; the rest train). Built after the first two, so that they rebuild as before;
 - ``objects.tsv.gz``: Cataclysm: Dark Days Ahead's and gbrainy's French catalogues and Tux Paint's stamp
-  descriptions (transformer/corpus/everyday.py's OBJECT_CATALOGUES and extract_stamps), training only. Built last.
+  descriptions (transformer/corpus/everyday.py's OBJECT_CATALOGUES and extract_stamps), training only;
+- ``dialogue.tsv.gz``: three games' dialogue and messages, training only: FreeDink's (Dink Smallwood's) French
+  catalogue, Hedgewars' missions (its Lua locale table) and FreeCol's messages (its properties files). Built last.
 
 The package versions, counts and licences join ``transformer/corpus/data/MANIFEST.json`` (under
 "everyday"; the rest of the manifest is left as it is). The output is byte-for-byte reproducible for the
@@ -44,9 +46,12 @@ PACKAGES = (
     *E.GAME_CATALOGUES,
     *E.OBJECT_CATALOGUES,
     E.STAMPS_PACKAGE,
+    *E.DIALOGUE_CATALOGUES,
+    E.HEDGEWARS_PACKAGE,
+    E.FREECOL_PACKAGE,
 )
 # the corpora this script writes (the others' English is what they exclude)
-BUILT_HERE = ("everyday", "games", "objects")
+BUILT_HERE = ("everyday", "games", "objects", "dialogue")
 
 
 def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
@@ -111,6 +116,13 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     object_splits = E.split_everyday(objects, exclude_train=every_heldout | games_heldout)
     real.write_pairs(out / "objects.tsv.gz", [("train", p) for p in object_splits["train"]])
 
+    # last, the dialogue, training only: none of its English is held out anywhere
+    dialogue = [p for name in E.DIALOGUE_CATALOGUES for p in E.extract_game(workdir / name, name)]
+    dialogue += E.extract_hedgewars(workdir / E.HEDGEWARS_PACKAGE)
+    dialogue += E.extract_freecol(workdir / E.FREECOL_PACKAGE)
+    dialogue_splits = E.split_everyday(dialogue, exclude_train=every_heldout | games_heldout)
+    real.write_pairs(out / "dialogue.tsv.gz", [("train", p) for p in dialogue_splits["train"]])
+
     manifest_path = out / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
     by_source = {
@@ -148,6 +160,11 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         {"train": object_splits["train"]},
         "training only (one catalogue each; Tux Paint's stamps are one sentence each)",
     )
+    manifest["files"]["dialogue.tsv.gz"] = _catalogue_entry(
+        dialogue,
+        {"train": dialogue_splits["train"]},
+        "training only (one catalogue, locale table or properties file each)",
+    )
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {
         "packages": versions,
@@ -166,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         real.DATA_DIR,
         lambda m: {
             k: m["files"][k]["by_split"]
-            for k in ("everyday.tsv.gz", "everyday_words.tsv.gz", "games.tsv.gz", "objects.tsv.gz")
+            for k in ("everyday.tsv.gz", "everyday_words.tsv.gz", "games.tsv.gz", "objects.tsv.gz", "dialogue.tsv.gz")
         },
         argv,
     )

@@ -337,6 +337,30 @@ def test_committed_objects_corpus():
     assert entry["objects"]["pairs"] == len(train) and entry["objects"]["packages"]["gbrainy"] == "1:2.4.6-1"
 
 
+def test_committed_dialogue_corpus():
+    files = real.real_files()
+    train = real.read_pairs(files["dialogue"])
+    assert len(train) > 6000 and {s for s in real.SPLITS if real.read_pairs(files["dialogue"], s)} == {"train"}
+    assert {p.source for p in train} == {"freedink", "hedgewars", "freecol"}
+    assert not [p for p in train if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
+    # none of its English is held out anywhere (manuals, everyday campaigns, games' scenarios, GIMP)
+    heldout = {s for split in ("dev", "test") for s, _ in real.load_real(split, ("everyday", "games", "libreoffice"))}
+    assert not {p.src for p in train} & (heldout | {p.src for p in real.read_pairs(files["gimp"])})
+    # what it is for: the talk of everyday life, as a class types it
+    assert {"Dink, it's getting late!", "You're welcome!"} <= {p.src for p in train}
+    from transformer.inspection.training_data import real_data_entry
+
+    entry = real_data_entry(("dialogue",), real.DATA_DIR / "MANIFEST.json")
+    assert entry["dialogue"]["pairs"] == len(train) and entry["dialogue"]["packages"]["freecol"] == "1.0.0-1"
+
+
+def test_en_fr_dialogue_preset_adds_the_dialogue_to_en_fr_objects():
+    dialogue, objects = PRESETS["en-fr-dialogue"], PRESETS["en-fr-objects"]
+    assert dialogue.init_from == "checkpoints/en-fr" and dialogue.real_data == (*objects.real_data, "dialogue")
+    assert dict(dialogue.real_repeat) == {"everyday": 4, "games": 2, "objects": 2, "dialogue": 3}
+    assert dialogue.lr_factor < objects.lr_factor and dialogue.average_every == 300
+
+
 def test_en_fr_objects_preset_adds_the_objects_to_en_fr_games():
     objects, games = PRESETS["en-fr-objects"], PRESETS["en-fr-games"]
     assert objects.init_from == "checkpoints/en-fr" and objects.real_data == (*games.real_data, "objects")

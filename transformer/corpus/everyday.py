@@ -85,6 +85,15 @@ OBJECT_CATALOGUES = {
     "cataclysm-dda-data": ("cataclysm", "usr/share/locale/{lang}/LC_MESSAGES", ("cataclysm-dda",)),
     "gbrainy": ("gbrainy", "usr/share/locale/{lang}/LC_MESSAGES", ("gbrainy",)),
 }
+# Three games' dialogue (dialogue.tsv.gz, training only): Dink Smallwood's (FreeDink's) whole story, its characters'
+# everyday talk ("Dink, it's getting late!"), from its French gettext catalogue; Hedgewars' missions' dialogue, from
+# its Lua locale table (read_lua_locale); FreeCol's messages and Colonopedia, from its Java properties files
+# (read_properties).
+DIALOGUE_CATALOGUES = {"freedink-data": ("freedink", "usr/share/games/dink/dink/l10n/{lang}/LC_MESSAGES", ("dink",))}
+HEDGEWARS_PACKAGE = "hedgewars-data"
+HEDGEWARS_LOCALE = "usr/share/games/hedgewars/Data/Locale/{lang}.lua"
+FREECOL_PACKAGE = "freecol"
+FREECOL_STRINGS = "usr/share/games/freecol/strings/FreeColMessages{suffix}.properties"
 STAMPS_PACKAGE = "tuxpaint-stamps-default"
 STAMPS = "usr/share/tuxpaint/stamps"
 # Whole Widelands scenarios held out (the catalogue is the unit; the other games have no smaller unit than a
@@ -105,6 +114,9 @@ LICENCES = {
     "cataclysm": "CC-BY-SA-3.0 (Cataclysm: Dark Days Ahead, its contributors and French translators)",
     "gbrainy": "GPL-2.0-or-later (gbrainy, its authors and French translators)",
     "tuxpaint": "GPL-2.0-or-later (Tux Paint's stamps, their authors and translators)",
+    "freedink": "Zlib (Dink Smallwood's data, Seth A. Robinson; FreeDink's French translation, Sylvain Beucler)",
+    "hedgewars": "GPL-2.0-only (Hedgewars' missions, their authors and French translators)",
+    "freecol": "GPL-2.0-or-later (FreeCol, its authors and the translatewiki.net French translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,
@@ -168,10 +180,10 @@ def extract_wesnoth(package_root: str | Path, locale: str = WESNOTH_LOCALE, pair
 
 
 def extract_game(package_root: str | Path, package: str, lang: str = "fr", pairs=None) -> list[RealPair]:
-    """The pairs of the catalogues GAME_CATALOGUES (or OBJECT_CATALOGUES) names for one package, in lang's folder;
-    the page is the catalogue's name, the unit of the split. pairs cuts and filters a message (French: message_pairs
-    without Freeciv's qualifiers; chinese.message_pairs_zh for zh_CN)."""
-    source, folder, names = {**GAME_CATALOGUES, **OBJECT_CATALOGUES}[package]
+    """The pairs of the catalogues GAME_CATALOGUES (or OBJECT_CATALOGUES, DIALOGUE_CATALOGUES) names for one
+    package, in lang's folder; the page is the catalogue's name, the unit of the split. pairs cuts and filters a
+    message (French: message_pairs without Freeciv's qualifiers; chinese.message_pairs_zh for zh_CN)."""
+    source, folder, names = {**GAME_CATALOGUES, **OBJECT_CATALOGUES, **DIALOGUE_CATALOGUES}[package]
     pairs = pairs or _unqualified_pairs
     out = []
     for path in sorted((Path(package_root) / folder.format(lang=lang)).glob("*.mo")):
@@ -203,6 +215,56 @@ def extract_stamps(package_root: str | Path, locale: str = "fr", pairs=None) -> 
             page = str(path.parent.relative_to(root))
             out.extend(RealPair("tuxpaint", page, s, t) for s, t in pairs(*found))
     return out
+
+
+_LUA_ENTRY = re.compile(r'^\s*\["((?:[^"\\]|\\.)*)"\]\s*=\s*"((?:[^"\\]|\\.)*)"', re.M)
+_LUA_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "'": "'", "\\": "\\"}
+
+
+def _lua_string(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _LUA_ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+
+
+def read_lua_locale(text: str) -> list[tuple[str, str]]:
+    """(English, translation) of each entry of a Hedgewars Lua locale table (``["English"] = "French",``), in file
+    order; entries commented out (``--``, the untranslated ones) are not read."""
+    return [(_lua_string(a), _lua_string(b)) for a, b in _LUA_ENTRY.findall(text)]
+
+
+def extract_hedgewars(package_root: str | Path, lang: str = "fr", pairs=None) -> list[RealPair]:
+    """The pairs of Hedgewars' Lua locale table for lang (its missions' and campaigns' text); one page, "missions"."""
+    pairs = pairs or message_pairs
+    text = (Path(package_root) / HEDGEWARS_LOCALE.format(lang=lang)).read_text(encoding="utf-8")
+    return [RealPair("hedgewars", "missions", s, t) for a, b in read_lua_locale(text) for s, t in pairs(a, b)]
+
+
+def read_properties(text: str) -> dict[str, str]:
+    """key → text of a Java properties file as FreeCol writes them: ``key=text`` lines (``#`` comments), with
+    ``\\n`` a line break and ``\\uXXXX`` a character."""
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "!")) or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        value = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), value.strip())
+        out[key.strip()] = value.replace("\\n", "\n")
+    return out
+
+
+def extract_freecol(package_root: str | Path, lang: str = "fr", pairs=None) -> list[RealPair]:
+    """The pairs of FreeCol's messages: each key's English (FreeColMessages.properties) beside its text in lang's
+    file, in the English file's order; one page, "messages"."""
+    pairs = pairs or message_pairs
+    root = Path(package_root)
+    english = read_properties((root / FREECOL_STRINGS.format(suffix="")).read_text(encoding="utf-8"))
+    other = read_properties((root / FREECOL_STRINGS.format(suffix=f"_{lang}")).read_text(encoding="utf-8"))
+    return [
+        RealPair("freecol", "messages", s, t)
+        for key, text in english.items()
+        if key in other
+        for s, t in pairs(text, other[key])
+    ]
 
 
 def _unqualified_pairs(src: str, tgt: str) -> list[tuple[str, str]]:

@@ -22,7 +22,15 @@ from ..corpus.chinese import (
     REFERENCE_PACKAGES,
     TUTORIALS,
 )
-from ..corpus.everyday import GAME_CATALOGUES, OBJECT_CATALOGUES, STAMPS_PACKAGE, WESNOTH_PACKAGES
+from ..corpus.everyday import (
+    DIALOGUE_CATALOGUES,
+    FREECOL_PACKAGE,
+    GAME_CATALOGUES,
+    HEDGEWARS_PACKAGE,
+    OBJECT_CATALOGUES,
+    STAMPS_PACKAGE,
+    WESNOTH_PACKAGES,
+)
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
 from ..layout import AVERAGED_FROM
 
@@ -209,6 +217,7 @@ PACKAGES_OF = {
     "everyday_words": ("dict-freedict-eng-fra",),
     "games": tuple(GAME_CATALOGUES),
     "objects": (*OBJECT_CATALOGUES, STAMPS_PACKAGE),
+    "dialogue": (*DIALOGUE_CATALOGUES, HEDGEWARS_PACKAGE, FREECOL_PACKAGE),
     # English → Chinese (data/zh/, scripts/build_zh_corpus.py)
     "zh/libreoffice": ("libreoffice-help-en-us", "libreoffice-help-zh-cn"),
     "zh/everyday": WESNOTH_PACKAGES,

@@ -75,8 +75,9 @@ def test_wesnoth_catalogues_give_pairs_named_by_campaign(tmp_path):
 
 # ---------------------------------------------------------------- the other games (.mo)
 def _catalogues(root, package: str, catalogues: dict[str, dict[str, str]]) -> str:
-    """Write package's .mo catalogues (name → messages) where GAME_CATALOGUES / OBJECT_CATALOGUES look; its source."""
-    source, locale, _ = {**E.GAME_CATALOGUES, **E.OBJECT_CATALOGUES}[package]
+    """Write package's .mo catalogues (name → messages) where GAME_CATALOGUES / OBJECT_CATALOGUES /
+    DIALOGUE_CATALOGUES look; its source."""
+    source, locale, _ = {**E.GAME_CATALOGUES, **E.OBJECT_CATALOGUES, **E.DIALOGUE_CATALOGUES}[package]
     folder = root / package / locale.format(lang="fr")
     folder.mkdir(parents=True, exist_ok=True)
     for name, messages in catalogues.items():
@@ -144,6 +145,54 @@ def test_object_catalogues_and_stamp_descriptions(tmp_path):
         RealPair("tuxpaint", "people/toys", "Grandma's old rag doll.", "Une poup\u00e9e de grand-m\u00e8re.")
     ]  # the placeholder-like "$" drops the coin; a stamp without French gives nothing
     assert E.everyday_split(RealPair("tuxpaint", "people/toys", "A doll.", "Une poup\u00e9e.")) == "train"
+
+
+# ---------------------------------------------------------------- the dialogue: FreeDink (.mo), Hedgewars, FreeCol
+def test_dialogue_sources_freedink_hedgewars_lua_and_freecol_properties(tmp_path):
+    dink = {"Dink, it's getting late!": "Dink, il se fait tard !", "I found &mcrap gold.": "J'ai trouvé &mcrap d'or."}
+    assert _catalogues(tmp_path, "freedink-data", {"dink": dink, "other": {"Hi there.": "Salut."}}) == "freedink"
+    assert E.extract_game(tmp_path / "freedink-data", "freedink-data") == [
+        RealPair("freedink", "dink", "Dink, it's getting late!", "Dink, il se fait tard !")
+    ]  # Dink's "&mcrap" variables are placeholders; only the catalogue named is read
+    # Hedgewars: a Lua table; escaped quotes read, lines commented out (untranslated) not read
+    lua = (
+        "locale = {\n"
+        '      ["You\'re welcome!"] = "De rien !",\n'
+        '      ["He said \\"run\\"."] = "Il a dit \\"cours\\".", -- A_Classic_Fairytale\n'
+        '--      ["Where are they?"] = "",\n'
+        '      ["Press [Jump] to jump."] = "Appuyez sur [Saut] pour sauter.",\n'
+        "}\n"
+    )
+    assert E.read_lua_locale(lua) == [
+        ("You're welcome!", "De rien !"),
+        ('He said "run".', 'Il a dit "cours".'),
+        ("Press [Jump] to jump.", "Appuyez sur [Saut] pour sauter."),
+    ]
+    path = tmp_path / E.HEDGEWARS_PACKAGE / E.HEDGEWARS_LOCALE.format(lang="fr")
+    path.parent.mkdir(parents=True)
+    path.write_text(lua, encoding="utf-8")
+    assert E.extract_hedgewars(tmp_path / E.HEDGEWARS_PACKAGE) == [
+        RealPair("hedgewars", "missions", "You're welcome!", "De rien !"),
+        RealPair("hedgewars", "missions", 'He said "run".', 'Il a dit "cours".'),
+    ]  # the [tag] is markup
+    # FreeCol: key=text, the English file beside the French one, paired by key in the English file's order
+    english = "# FreeCol\nmodel.goods.fish.description=Fish is food.\\nIt feeds the colony.\ncli.help=Show help\n"
+    english += "model.unit.name=%unit% arrives\nonlyEnglish=Not translated yet.\n"
+    french = "model.unit.name=%unit% arrive\ncli.help=Afficher l\\u2019aide\n"
+    french += "model.goods.fish.description=Le poisson est de la nourriture.\\nIl nourrit la colonie.\n"
+    assert E.read_properties(english)["model.goods.fish.description"] == "Fish is food.\nIt feeds the colony."
+    assert E.read_properties(french)["cli.help"] == "Afficher l\u2019aide"
+    folder = tmp_path / E.FREECOL_PACKAGE
+    for suffix, text in (("", english), ("_fr", french)):
+        path = folder / E.FREECOL_STRINGS.format(suffix=suffix)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert E.extract_freecol(folder) == [
+        RealPair("freecol", "messages", "Fish is food.", "Le poisson est de la nourriture."),
+        RealPair("freecol", "messages", "It feeds the colony.", "Il nourrit la colonie."),
+        RealPair("freecol", "messages", "Show help", "Afficher l'aide"),
+    ]  # lines paired one by one; typography as a user types it; the %placeholder% dropped
+    assert E.everyday_split(RealPair("freedink", "dink", "Hi.", "Salut.")) == "train"
 
 
 # ---------------------------------------------------------------- GCompris (.qm)

@@ -368,39 +368,30 @@ def test_committed_games_corpus():
     assert entry["games"]["pairs"] == len(by["train"]) and entry["games"]["packages"]["widelands-data"] == "2:1.1-3"
 
 
-def test_committed_objects_corpus():
+@pytest.mark.parametrize(
+    "name, sources, min_pairs, package, version, english",
+    [
+        # household words the games lack
+        ("objects", {"cataclysm", "gbrainy", "tuxpaint"}, 10000, "gbrainy", "1:2.4.6-1", ("sofa", "kitchen", "coffee")),
+        # the talk of everyday life, as a class types it
+        ("dialogue", {"freedink", "hedgewars", "freecol"}, 6000, "freecol", "1.0.0-1", ("late!", "welcome!")),
+    ],
+)
+def test_committed_training_only_corpus(name, sources, min_pairs, package, version, english):
+    from transformer.inspection.training_data import real_data_entry
+
     files = real.real_files()
-    train = real.read_pairs(files["objects"])
-    assert len(train) > 10000 and {s for s in real.SPLITS if real.read_pairs(files["objects"], s)} == {"train"}
-    assert {p.source for p in train} == {"cataclysm", "gbrainy", "tuxpaint"}
+    train = real.read_pairs(files[name])
+    assert len(train) > min_pairs and {s for s in real.SPLITS if real.read_pairs(files[name], s)} == {"train"}
+    assert {p.source for p in train} == sources
     assert not [p for p in train if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
     # none of its English is held out anywhere (manuals, everyday campaigns, games' scenarios, GIMP)
     heldout = {s for split in ("dev", "test") for s, _ in real.load_real(split, ("everyday", "games", "libreoffice"))}
     assert not {p.src for p in train} & (heldout | {p.src for p in real.read_pairs(files["gimp"])})
-    # what it is for: household words the games lack
-    english = " ".join(p.src.lower() for p in train)
-    assert all(f" {w}" in english for w in ("sofa", "kitchen", "coffee", "hospital", "bread"))
-    from transformer.inspection.training_data import real_data_entry
-
-    entry = real_data_entry(("objects",), real.DATA_DIR / "MANIFEST.json")
-    assert entry["objects"]["pairs"] == len(train) and entry["objects"]["packages"]["gbrainy"] == "1:2.4.6-1"
-
-
-def test_committed_dialogue_corpus():
-    files = real.real_files()
-    train = real.read_pairs(files["dialogue"])
-    assert len(train) > 6000 and {s for s in real.SPLITS if real.read_pairs(files["dialogue"], s)} == {"train"}
-    assert {p.source for p in train} == {"freedink", "hedgewars", "freecol"}
-    assert not [p for p in train if E.UNSAFE.search(p.src) or E.UNSAFE.search(p.tgt)]
-    # none of its English is held out anywhere (manuals, everyday campaigns, games' scenarios, GIMP)
-    heldout = {s for split in ("dev", "test") for s, _ in real.load_real(split, ("everyday", "games", "libreoffice"))}
-    assert not {p.src for p in train} & (heldout | {p.src for p in real.read_pairs(files["gimp"])})
-    # what it is for: the talk of everyday life, as a class types it
-    assert {"Dink, it's getting late!", "You're welcome!"} <= {p.src for p in train}
-    from transformer.inspection.training_data import real_data_entry
-
-    entry = real_data_entry(("dialogue",), real.DATA_DIR / "MANIFEST.json")
-    assert entry["dialogue"]["pairs"] == len(train) and entry["dialogue"]["packages"]["freecol"] == "1.0.0-1"
+    text = " ".join(p.src.lower() for p in train)
+    assert all(f" {w}" in text for w in english)
+    entry = real_data_entry((name,), real.DATA_DIR / "MANIFEST.json")
+    assert entry[name]["pairs"] == len(train) and entry[name]["packages"][package] == version
 
 
 def test_en_fr_dialogue_preset_adds_the_dialogue_to_en_fr_objects():

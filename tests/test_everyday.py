@@ -75,9 +75,8 @@ def test_wesnoth_catalogues_give_pairs_named_by_campaign(tmp_path):
 
 # ---------------------------------------------------------------- the other games (.mo)
 def _catalogues(root, package: str, catalogues: dict[str, dict[str, str]]) -> str:
-    """Write package's .mo catalogues (name → messages) where GAME_CATALOGUES / OBJECT_CATALOGUES /
-    DIALOGUE_CATALOGUES look; its source."""
-    source, locale, _ = {**E.GAME_CATALOGUES, **E.OBJECT_CATALOGUES, **E.DIALOGUE_CATALOGUES}[package]
+    """Write package's .mo catalogues (name → messages) where CATALOGUE_PACKAGES looks; its source."""
+    source, locale, _ = E.CATALOGUE_PACKAGES[package]
     folder = root / package / locale.format(lang="fr")
     folder.mkdir(parents=True, exist_ok=True)
     for name, messages in catalogues.items():

@@ -13,6 +13,10 @@ downloads and unpacks them, and records the versions):
 - **FreeDict** (``dict-freedict-eng-fra``; GPL-2+): an English-French dictionary in dictd format,
   read by :func:`read_dictd`; :func:`word_pairs` keeps one French word per English headword.
 
+More games and programs, training only but for two Widelands scenarios (``CATALOGUE_PACKAGES``, read by
+:func:`extract_game`; Tux Paint's stamps, Hedgewars' Lua locale table and FreeCol's properties files by their own
+readers), feed ``games.tsv.gz``, ``objects.tsv.gz`` and ``dialogue.tsv.gz``.
+
 Every message goes through :func:`message_pairs`: strings with a format directive, markup or a
 placeholder (``{...}``, ``%s``, ``<...>``, ``$var``, ``[tags]``, an entity, a backslash, an address)
 are dropped, and so are French sides that read as English. No network, no Debian tools here.
@@ -90,6 +94,8 @@ OBJECT_CATALOGUES = {
 # its Lua locale table (read_lua_locale); FreeCol's messages and Colonopedia, from its Java properties files
 # (read_properties).
 DIALOGUE_CATALOGUES = {"freedink-data": ("freedink", "usr/share/games/dink/dink/l10n/{lang}/LC_MESSAGES", ("dink",))}
+# every package read by extract_game, whichever file its pairs go to
+CATALOGUE_PACKAGES = {**GAME_CATALOGUES, **OBJECT_CATALOGUES, **DIALOGUE_CATALOGUES}
 HEDGEWARS_PACKAGE = "hedgewars-data"
 HEDGEWARS_LOCALE = "usr/share/games/hedgewars/Data/Locale/{lang}.lua"
 FREECOL_PACKAGE = "freecol"
@@ -180,10 +186,10 @@ def extract_wesnoth(package_root: str | Path, locale: str = WESNOTH_LOCALE, pair
 
 
 def extract_game(package_root: str | Path, package: str, lang: str = "fr", pairs=None) -> list[RealPair]:
-    """The pairs of the catalogues GAME_CATALOGUES (or OBJECT_CATALOGUES, DIALOGUE_CATALOGUES) names for one
-    package, in lang's folder; the page is the catalogue's name, the unit of the split. pairs cuts and filters a
-    message (French: message_pairs without Freeciv's qualifiers; chinese.message_pairs_zh for zh_CN)."""
-    source, folder, names = {**GAME_CATALOGUES, **OBJECT_CATALOGUES, **DIALOGUE_CATALOGUES}[package]
+    """The pairs of the catalogues CATALOGUE_PACKAGES names for one package, in lang's folder; the page is the
+    catalogue's name, the unit of the split. pairs cuts and filters a message (French: message_pairs without
+    Freeciv's qualifiers; chinese.message_pairs_zh for zh_CN)."""
+    source, folder, names = CATALOGUE_PACKAGES[package]
     pairs = pairs or _unqualified_pairs
     out = []
     for path in sorted((Path(package_root) / folder.format(lang=lang)).glob("*.mo")):

@@ -16,7 +16,9 @@ into its own folder (see transformer/corpus/everyday.py for what each source giv
 - ``objects.tsv.gz``: Cataclysm: Dark Days Ahead's and gbrainy's French catalogues and Tux Paint's stamp
   descriptions (transformer/corpus/everyday.py's OBJECT_CATALOGUES and extract_stamps), training only;
 - ``dialogue.tsv.gz``: three games' dialogue and messages, training only: FreeDink's (Dink Smallwood's) French
-  catalogue, Hedgewars' missions (its Lua locale table) and FreeCol's messages (its properties files). Built last.
+  catalogue, Hedgewars' missions (its Lua locale table) and FreeCol's messages (its properties files);
+- ``stories.tsv.gz``: Adonthell's Waste's Edge (its story and dialogue), Tux Paint's program and eduActiv8's
+  activities (transformer/corpus/everyday.py's STORY_CATALOGUES), training only. Built last.
 
 The package versions, counts and licences join ``transformer/corpus/data/MANIFEST.json`` (under
 "everyday"; the rest of the manifest is left as it is). The output is byte-for-byte reproducible for the
@@ -49,9 +51,10 @@ PACKAGES = (
     *E.DIALOGUE_CATALOGUES,
     E.HEDGEWARS_PACKAGE,
     E.FREECOL_PACKAGE,
+    *E.STORY_CATALOGUES,
 )
 # the corpora this script writes (the others' English is what they exclude)
-BUILT_HERE = ("everyday", "games", "objects", "dialogue")
+BUILT_HERE = ("everyday", "games", "objects", "dialogue", "stories")
 
 
 def _other_corpora(data: Path) -> tuple[set[str], set[str]]:
@@ -116,12 +119,17 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     object_splits = E.split_everyday(objects, exclude_train=every_heldout | games_heldout)
     real.write_pairs(out / "objects.tsv.gz", [("train", p) for p in object_splits["train"]])
 
-    # last, the dialogue, training only: none of its English is held out anywhere
+    # then the dialogue, training only: none of its English is held out anywhere
     dialogue = [p for name in E.DIALOGUE_CATALOGUES for p in E.extract_game(workdir / name, name)]
     dialogue += E.extract_hedgewars(workdir / E.HEDGEWARS_PACKAGE)
     dialogue += E.extract_freecol(workdir / E.FREECOL_PACKAGE)
     dialogue_splits = E.split_everyday(dialogue, exclude_train=every_heldout | games_heldout)
     real.write_pairs(out / "dialogue.tsv.gz", [("train", p) for p in dialogue_splits["train"]])
+
+    # last, the story and children's words, training only: none of their English is held out anywhere
+    stories = [p for name in E.STORY_CATALOGUES for p in E.extract_game(workdir / name, name)]
+    story_splits = E.split_everyday(stories, exclude_train=every_heldout | games_heldout)
+    real.write_pairs(out / "stories.tsv.gz", [("train", p) for p in story_splits["train"]])
 
     manifest_path = out / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
@@ -165,6 +173,9 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
         {"train": dialogue_splits["train"]},
         "training only (one catalogue, locale table or properties file each)",
     )
+    manifest["files"]["stories.tsv.gz"] = _catalogue_entry(
+        stories, {"train": story_splits["train"]}, "training only (one catalogue each)"
+    )
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {
         "packages": versions,
@@ -183,7 +194,14 @@ def main(argv: list[str] | None = None) -> int:
         real.DATA_DIR,
         lambda m: {
             k: m["files"][k]["by_split"]
-            for k in ("everyday.tsv.gz", "everyday_words.tsv.gz", "games.tsv.gz", "objects.tsv.gz", "dialogue.tsv.gz")
+            for k in (
+                "everyday.tsv.gz",
+                "everyday_words.tsv.gz",
+                "games.tsv.gz",
+                "objects.tsv.gz",
+                "dialogue.tsv.gz",
+                "stories.tsv.gz",
+            )
         },
         argv,
     )

@@ -194,6 +194,26 @@ def test_dialogue_sources_freedink_hedgewars_lua_and_freecol_properties(tmp_path
     assert E.everyday_split(RealPair("freedink", "dink", "Hi.", "Salut.")) == "train"
 
 
+def test_story_sources_waste_s_edge_tux_paint_and_eduactiv8(tmp_path):
+    """stories.tsv.gz's three catalogues, each where its package keeps it, only the catalogue named read."""
+    wastesedge = {"Uh, hello again sir.": "Eh, re-bonjour, monsieur.", "%s gold": "%s pièces d'or"}
+    tuxpaint = {"No, don't erase it!": "Non, ne l'efface pas !"}
+    eduactiv8 = {"Type your answer and hit enter": "Écris ta réponse puis tape entrée"}
+    sources = {
+        "adonthell-data": _catalogues(tmp_path, "adonthell-data", {"wastesedge": wastesedge, "other": tuxpaint}),
+        "tuxpaint-data": _catalogues(tmp_path, "tuxpaint-data", {"tuxpaint": tuxpaint, "tuxpaint-config": eduactiv8}),
+        "pysiogame": _catalogues(tmp_path, "pysiogame", {"eduactiv8": eduactiv8}),
+    }
+    assert sources == {"adonthell-data": "wastesedge", "tuxpaint-data": "tuxpaint-program", "pysiogame": "eduactiv8"}
+    got = [p for name in E.STORY_CATALOGUES for p in E.extract_game(tmp_path / name, name)]
+    assert got == [
+        RealPair("wastesedge", "wastesedge", "Uh, hello again sir.", "Eh, re-bonjour, monsieur."),
+        RealPair("tuxpaint-program", "tuxpaint", "No, don't erase it!", "Non, ne l'efface pas !"),
+        RealPair("eduactiv8", "eduactiv8", "Type your answer and hit enter", "Écris ta réponse puis tape entrée"),
+    ]  # the %s message is a format directive; the other catalogues beside them are not read
+    assert {p.source for p in got} <= set(E.LICENCES)
+
+
 # ---------------------------------------------------------------- GCompris (.qm)
 def test_qm_catalogue_reads_context_source_and_translation(tmp_path):
     messages = [
@@ -374,6 +394,15 @@ def test_committed_games_corpus():
         ("objects", {"cataclysm", "gbrainy", "tuxpaint"}, 10000, "gbrainy", "1:2.4.6-1", ("sofa", "kitchen", "coffee")),
         # the talk of everyday life, as a class types it
         ("dialogue", {"freedink", "hedgewars", "freecol"}, 6000, "freecol", "1.0.0-1", ("late!", "welcome!")),
+        # a role-playing game's story and what children's programs say
+        (
+            "stories",
+            {"wastesedge", "tuxpaint-program", "eduactiv8"},
+            2500,
+            "adonthell-data",
+            "0.3.8-1",
+            ("hello", "erase"),
+        ),
     ],
 )
 def test_committed_training_only_corpus(name, sources, min_pairs, package, version, english):
@@ -398,6 +427,13 @@ def test_en_fr_dialogue_preset_adds_the_dialogue_to_en_fr_objects():
     assert dialogue.init_from == "checkpoints/en-fr" and dialogue.real_data == (*objects.real_data, "dialogue")
     assert dict(dialogue.real_repeat) == {"everyday": 4, "games": 2, "objects": 2, "dialogue": 3}
     assert dialogue.lr_factor < objects.lr_factor and dialogue.average_every == 300
+
+
+def test_en_fr_stories_preset_adds_the_stories_to_en_fr_dialogue():
+    stories, dialogue = PRESETS["en-fr-stories"], PRESETS["en-fr-dialogue"]
+    assert stories.init_from == "checkpoints/en-fr" and stories.real_data == (*dialogue.real_data, "stories")
+    assert dict(stories.real_repeat) == {"everyday": 4, "games": 2, "objects": 2, "dialogue": 3, "stories": 4}
+    assert stories.lr_factor == dialogue.lr_factor and stories.average_every == 300 and stories.checkpoint_every == 100
 
 
 def test_en_fr_objects_preset_adds_the_objects_to_en_fr_games():

@@ -15,7 +15,7 @@ downloads and unpacks them, and records the versions):
 
 More games and programs, training only but for two Widelands scenarios (``CATALOGUE_PACKAGES``, read by
 :func:`extract_game`; Tux Paint's stamps, Hedgewars' Lua locale table and FreeCol's properties files by their own
-readers), feed ``games.tsv.gz``, ``objects.tsv.gz`` and ``dialogue.tsv.gz``.
+readers), feed ``games.tsv.gz``, ``objects.tsv.gz``, ``dialogue.tsv.gz`` and ``stories.tsv.gz``.
 
 Every message goes through :func:`message_pairs`: strings with a format directive, markup or a
 placeholder (``{...}``, ``%s``, ``<...>``, ``$var``, ``[tags]``, an entity, a backslash, an address)
@@ -94,8 +94,21 @@ OBJECT_CATALOGUES = {
 # its Lua locale table (read_lua_locale); FreeCol's messages and Colonopedia, from its Java properties files
 # (read_properties).
 DIALOGUE_CATALOGUES = {"freedink-data": ("freedink", "usr/share/games/dink/dink/l10n/{lang}/LC_MESSAGES", ("dink",))}
+# A story and children's words (stories.tsv.gz, training only): Adonthell's role-playing game Waste's Edge, its
+# whole story in its characters' talk ("Uh, hello again sir.", "Well, everybody knows that Elves can move with
+# absolute silence."); Tux Paint's program, what it says to a child drawing ("No, don't erase it!", "Sky blue!");
+# eduActiv8's (pysiogame's) activities for children ("Type your answer and hit enter").
+STORY_CATALOGUES = {
+    "adonthell-data": (
+        "wastesedge",
+        "usr/share/games/adonthell/games/wastesedge/locale/{lang}/LC_MESSAGES",
+        ("wastesedge",),
+    ),
+    "tuxpaint-data": ("tuxpaint-program", "usr/share/locale/{lang}/LC_MESSAGES", ("tuxpaint",)),
+    "pysiogame": ("eduactiv8", "usr/share/games/pysiogame/locale/{lang}/LC_MESSAGES", ("eduactiv8",)),
+}
 # every package read by extract_game, whichever file its pairs go to
-CATALOGUE_PACKAGES = {**GAME_CATALOGUES, **OBJECT_CATALOGUES, **DIALOGUE_CATALOGUES}
+CATALOGUE_PACKAGES = {**GAME_CATALOGUES, **OBJECT_CATALOGUES, **DIALOGUE_CATALOGUES, **STORY_CATALOGUES}
 HEDGEWARS_PACKAGE = "hedgewars-data"
 HEDGEWARS_LOCALE = "usr/share/games/hedgewars/Data/Locale/{lang}.lua"
 FREECOL_PACKAGE = "freecol"
@@ -123,6 +136,9 @@ LICENCES = {
     "freedink": "Zlib (Dink Smallwood's data, Seth A. Robinson; FreeDink's French translation, Sylvain Beucler)",
     "hedgewars": "GPL-2.0-only (Hedgewars' missions, their authors and French translators)",
     "freecol": "GPL-2.0-or-later (FreeCol, its authors and the translatewiki.net French translators)",
+    "wastesedge": "GPL-2.0-or-later (Adonthell's Waste's Edge, its authors and French translators)",
+    "tuxpaint-program": "GPL-2.0-or-later (Tux Paint, its authors and French translators)",
+    "eduactiv8": "GPL-3.0-or-later (eduActiv8, packaged as pysiogame, its authors and French translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,

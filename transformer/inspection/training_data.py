@@ -29,6 +29,7 @@ from ..corpus.everyday import (
     HEDGEWARS_PACKAGE,
     OBJECT_CATALOGUES,
     STAMPS_PACKAGE,
+    STORY_CATALOGUES,
     WESNOTH_PACKAGES,
 )
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
@@ -218,6 +219,7 @@ PACKAGES_OF = {
     "games": tuple(GAME_CATALOGUES),
     "objects": (*OBJECT_CATALOGUES, STAMPS_PACKAGE),
     "dialogue": (*DIALOGUE_CATALOGUES, HEDGEWARS_PACKAGE, FREECOL_PACKAGE),
+    "stories": tuple(STORY_CATALOGUES),
     # English → Chinese (data/zh/, scripts/build_zh_corpus.py)
     "zh/libreoffice": ("libreoffice-help-en-us", "libreoffice-help-zh-cn"),
     "zh/everyday": WESNOTH_PACKAGES,

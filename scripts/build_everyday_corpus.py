@@ -17,8 +17,9 @@ into its own folder (see transformer/corpus/everyday.py for what each source giv
   descriptions (transformer/corpus/everyday.py's OBJECT_CATALOGUES and extract_stamps), training only;
 - ``dialogue.tsv.gz``: three games' dialogue and messages, training only: FreeDink's (Dink Smallwood's) French
   catalogue, Hedgewars' missions (its Lua locale table) and FreeCol's messages (its properties files);
-- ``stories.tsv.gz``: Adonthell's Waste's Edge (its story and dialogue), Tux Paint's program and eduActiv8's
-  activities (transformer/corpus/everyday.py's STORY_CATALOGUES), training only. Built last.
+- ``stories.tsv.gz``: Adonthell's Waste's Edge (its story and dialogue), Tux Paint's program, eduActiv8's
+  activities and four more games (UFO: Alien Invasion, Seven Kingdoms, LordsAWar, Plee the Bear:
+  transformer/corpus/everyday.py's STORY_CATALOGUES), training only. Built last.
 
 The package versions, counts and licences join ``transformer/corpus/data/MANIFEST.json`` (under
 "everyday"; the rest of the manifest is left as it is). The output is byte-for-byte reproducible for the

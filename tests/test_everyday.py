@@ -394,14 +394,14 @@ def test_committed_games_corpus():
         ("objects", {"cataclysm", "gbrainy", "tuxpaint"}, 10000, "gbrainy", "1:2.4.6-1", ("sofa", "kitchen", "coffee")),
         # the talk of everyday life, as a class types it
         ("dialogue", {"freedink", "hedgewars", "freecol"}, 6000, "freecol", "1.0.0-1", ("late!", "welcome!")),
-        # a role-playing game's story and what children's programs say
+        # a role-playing game's story, what children's programs say, four more games
         (
             "stories",
-            {"wastesedge", "tuxpaint-program", "eduactiv8"},
-            2500,
+            {"wastesedge", "tuxpaint-program", "eduactiv8", "ufoai", "7kaa", "lordsawar", "plee-the-bear"},
+            8000,
             "adonthell-data",
             "0.3.8-1",
-            ("hello", "erase"),
+            ("hello", "erase", "hero"),
         ),
     ],
 )
@@ -432,7 +432,7 @@ def test_en_fr_dialogue_preset_adds_the_dialogue_to_en_fr_objects():
 def test_en_fr_stories_preset_adds_the_stories_to_en_fr_dialogue():
     stories, dialogue = PRESETS["en-fr-stories"], PRESETS["en-fr-dialogue"]
     assert stories.init_from == "checkpoints/en-fr" and stories.real_data == (*dialogue.real_data, "stories")
-    assert dict(stories.real_repeat) == {"everyday": 4, "games": 2, "objects": 2, "dialogue": 3, "stories": 4}
+    assert dict(stories.real_repeat) == {"everyday": 4, "games": 2, "objects": 2, "dialogue": 3, "stories": 3}
     assert stories.lr_factor == dialogue.lr_factor and stories.average_every == 300 and stories.checkpoint_every == 100
 
 

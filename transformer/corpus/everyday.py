@@ -94,10 +94,12 @@ OBJECT_CATALOGUES = {
 # its Lua locale table (read_lua_locale); FreeCol's messages and Colonopedia, from its Java properties files
 # (read_properties).
 DIALOGUE_CATALOGUES = {"freedink-data": ("freedink", "usr/share/games/dink/dink/l10n/{lang}/LC_MESSAGES", ("dink",))}
-# A story and children's words (stories.tsv.gz, training only): Adonthell's role-playing game Waste's Edge, its
-# whole story in its characters' talk ("Uh, hello again sir.", "Well, everybody knows that Elves can move with
-# absolute silence."); Tux Paint's program, what it says to a child drawing ("No, don't erase it!", "Sky blue!");
-# eduActiv8's (pysiogame's) activities for children ("Type your answer and hit enter").
+# Stories, children's words and four more games (stories.tsv.gz, training only): Adonthell's role-playing game
+# Waste's Edge, its whole story in its characters' talk ("Uh, hello again sir.", "Well, everybody knows that Elves can
+# move with absolute silence."); Tux Paint's program, what it says to a child drawing ("No, don't erase it!", "Sky
+# blue!"); eduActiv8's (pysiogame's) activities for children ("Type your answer and hit enter"); UFO: Alien
+# Invasion's UFOpaedia, research reports and messages; Seven Kingdoms' encyclopedia and help; LordsAWar's messages
+# ("Will no hero defend your honour?"); Plee the Bear's tutorial and dialogue ("Leave my son alone!").
 STORY_CATALOGUES = {
     "adonthell-data": (
         "wastesedge",
@@ -106,6 +108,10 @@ STORY_CATALOGUES = {
     ),
     "tuxpaint-data": ("tuxpaint-program", "usr/share/locale/{lang}/LC_MESSAGES", ("tuxpaint",)),
     "pysiogame": ("eduactiv8", "usr/share/games/pysiogame/locale/{lang}/LC_MESSAGES", ("eduactiv8",)),
+    "ufoai-misc": ("ufoai", "usr/share/games/ufoai/base/i18n/{lang}/LC_MESSAGES", ("ufoai",)),
+    "7kaa-data": ("7kaa", "usr/share/games/locale/{lang}/LC_MESSAGES", ("7kaa",)),
+    "lordsawar-data": ("lordsawar", "usr/share/locale/{lang}/LC_MESSAGES", ("lordsawar",)),
+    "plee-the-bear": ("plee-the-bear", "usr/share/locale/{lang}/LC_MESSAGES", ("plee-the-bear",)),
 }
 # every package read by extract_game, whichever file its pairs go to
 CATALOGUE_PACKAGES = {**GAME_CATALOGUES, **OBJECT_CATALOGUES, **DIALOGUE_CATALOGUES, **STORY_CATALOGUES}
@@ -139,6 +145,10 @@ LICENCES = {
     "wastesedge": "GPL-2.0-or-later (Adonthell's Waste's Edge, its authors and French translators)",
     "tuxpaint-program": "GPL-2.0-or-later (Tux Paint, its authors and French translators)",
     "eduactiv8": "GPL-3.0-or-later (eduActiv8, packaged as pysiogame, its authors and French translators)",
+    "ufoai": "GPL-2.0-or-later (UFO: Alien Invasion, its authors and French translators)",
+    "7kaa": "GPL-2.0-or-later (Seven Kingdoms: Ancient Adversaries, Enlight Software, its authors and translators)",
+    "lordsawar": "GPL-3.0-or-later (LordsAWar!, its authors and French translators)",
+    "plee-the-bear": "GPL-2.0-or-later (Plee the Bear, Stuffomatic, its authors and French translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,

@@ -127,7 +127,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     dialogue_splits = E.split_everyday(dialogue, exclude_train=every_heldout | games_heldout)
     real.write_pairs(out / "dialogue.tsv.gz", [("train", p) for p in dialogue_splits["train"]])
 
-    # last, the story and children's words, training only: none of their English is held out anywhere
+    # last, the stories, children's words and four more games, training only: none of their English is held out
     stories = [p for name in E.STORY_CATALOGUES for p in E.extract_game(workdir / name, name)]
     story_splits = E.split_everyday(stories, exclude_train=every_heldout | games_heldout)
     real.write_pairs(out / "stories.tsv.gz", [("train", p) for p in story_splits["train"]])

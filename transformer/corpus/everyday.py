@@ -148,7 +148,7 @@ LICENCES = {
     "ufoai": "GPL-2.0-or-later (UFO: Alien Invasion, its authors and French translators)",
     "7kaa": "GPL-2.0-or-later (Seven Kingdoms: Ancient Adversaries, Enlight Software, its authors and translators)",
     "lordsawar": "GPL-3.0-or-later (LordsAWar!, its authors and French translators)",
-    "plee-the-bear": "GPL-2.0-or-later (Plee the Bear, Stuffomatic, its authors and French translators)",
+    "plee-the-bear": "GPL-2.0-or-later (Plee the Bear, its authors and French translators)",
 }
 
 # A format directive, markup or a placeholder: %s, {name}, <b>, $var, [tag], &amp;, a backslash, an address,

@@ -89,6 +89,14 @@ def _catalogue_entry(pairs: list, splits: dict[str, list], split: str) -> dict:
     }
 
 
+def _training_only(out: Path, name: str, pairs: list, exclude: set[str]) -> list:
+    """Write name.tsv.gz, a training-only corpus: pairs de-duplicated, none whose English is in exclude (held out
+    elsewhere); its training pairs."""
+    train = E.split_everyday(pairs, exclude_train=exclude)["train"]
+    real.write_pairs(out / f"{name}.tsv.gz", [("train", p) for p in train])
+    return train
+
+
 def _files(data: Path) -> dict[str, Path]:
     return {p.name.split(".")[0]: p for p in sorted(data.glob("*.tsv.gz"))}
 
@@ -117,20 +125,17 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     objects = [p for name in E.OBJECT_CATALOGUES for p in E.extract_game(workdir / name, name)]
     objects += E.extract_stamps(workdir / E.STAMPS_PACKAGE)
     games_heldout = {p.src for s in ("dev", "test") for p in game_splits[s]}
-    object_splits = E.split_everyday(objects, exclude_train=every_heldout | games_heldout)
-    real.write_pairs(out / "objects.tsv.gz", [("train", p) for p in object_splits["train"]])
+    objects_train = _training_only(out, "objects", objects, every_heldout | games_heldout)
 
     # then the dialogue, training only: none of its English is held out anywhere
     dialogue = [p for name in E.DIALOGUE_CATALOGUES for p in E.extract_game(workdir / name, name)]
     dialogue += E.extract_hedgewars(workdir / E.HEDGEWARS_PACKAGE)
     dialogue += E.extract_freecol(workdir / E.FREECOL_PACKAGE)
-    dialogue_splits = E.split_everyday(dialogue, exclude_train=every_heldout | games_heldout)
-    real.write_pairs(out / "dialogue.tsv.gz", [("train", p) for p in dialogue_splits["train"]])
+    dialogue_train = _training_only(out, "dialogue", dialogue, every_heldout | games_heldout)
 
     # last, the stories, children's words and four more games, training only: none of their English is held out
     stories = [p for name in E.STORY_CATALOGUES for p in E.extract_game(workdir / name, name)]
-    story_splits = E.split_everyday(stories, exclude_train=every_heldout | games_heldout)
-    real.write_pairs(out / "stories.tsv.gz", [("train", p) for p in story_splits["train"]])
+    stories_train = _training_only(out, "stories", stories, every_heldout | games_heldout)
 
     manifest_path = out / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
@@ -166,16 +171,16 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     )
     manifest["files"]["objects.tsv.gz"] = _catalogue_entry(
         objects,
-        {"train": object_splits["train"]},
+        {"train": objects_train},
         "training only (one catalogue each; Tux Paint's stamps are one sentence each)",
     )
     manifest["files"]["dialogue.tsv.gz"] = _catalogue_entry(
         dialogue,
-        {"train": dialogue_splits["train"]},
+        {"train": dialogue_train},
         "training only (one catalogue, locale table or properties file each)",
     )
     manifest["files"]["stories.tsv.gz"] = _catalogue_entry(
-        stories, {"train": story_splits["train"]}, "training only (one catalogue each)"
+        stories, {"train": stories_train}, "training only (one catalogue each)"
     )
     manifest.setdefault("packages", {}).update(versions)
     manifest["everyday"] = {
@@ -193,17 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         PACKAGES,
         build,
         real.DATA_DIR,
-        lambda m: {
-            k: m["files"][k]["by_split"]
-            for k in (
-                "everyday.tsv.gz",
-                "everyday_words.tsv.gz",
-                "games.tsv.gz",
-                "objects.tsv.gz",
-                "dialogue.tsv.gz",
-                "stories.tsv.gz",
-            )
-        },
+        lambda m: {k: v["by_split"] for k, v in m["files"].items() if k.startswith(BUILT_HERE)},
         argv,
     )
 

@@ -603,7 +603,7 @@ PRESETS: dict[str, TrainConfig] = {
     "en-fr-objects": EN_FR_OBJECTS,
     # en-fr continued on the CPU with three more games' talk: checkpoints/en-fr's session 6 (see EN_FR_DIALOGUE)
     "en-fr-dialogue": EN_FR_DIALOGUE,
-    # en-fr continued on the CPU with stories, children's words and four more games: en-fr's session 7 if kept
+    # en-fr continued on the CPU with stories, children's words and four more games: session 7 (see EN_FR_STORIES)
     "en-fr-stories": EN_FR_STORIES,
     # checkpoints/coref-variants: the coref recipe on a corpus whose sentences are 40 % typed variants (clause
     # first, commas, "did not", very/so/really/extremely, lower case, no full stop, new nouns and verbs).

@@ -35,6 +35,7 @@ from ..vocabulary import Vocabulary, training_vocabulary
 from .alignment import alignment_loss
 from .callbacks import CheckpointKind, TrainCallback, TrainEvent
 from .data import BatchStream, TrainingData, load_training_examples, source_target
+from .grow import widen_feed_forward
 from .lock import RunLock, TrainingError
 from .optimizer import load_optimizer_state, optimizer_state
 from .presets import TrainConfig
@@ -164,6 +165,8 @@ class Trainer:
             self.step = int(self.resume_state.get("step", 0))
             if (resume / OPTIMIZER_FILE).exists():
                 saved_optimizer = read_safetensors(resume / OPTIMIZER_FILE)
+        elif cfg.grow_d_ff and not cfg.init_from:
+            raise TrainingError("grow_d_ff widens a trained model: it needs init_from")
         elif cfg.init_from:
             torch.manual_seed(cfg.seed)
             start = load_checkpoint(init_path(cfg.init_from))  # a fresh model: nothing shared with a cache
@@ -174,6 +177,9 @@ class Trainer:
                 "step": start.card.get("step"),
                 "parameters": self.model.num_parameters(),
             }
+            if cfg.grow_d_ff:
+                self.init_card["grown"] = {"d_ff": [self.model.config.d_ff, cfg.grow_d_ff]}
+                self.model = widen_feed_forward(self.model, cfg.grow_d_ff, seed=cfg.seed)
         else:
             torch.manual_seed(cfg.seed)
             pairs = (source_target(ex) for ex in examples)

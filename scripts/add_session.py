@@ -16,7 +16,9 @@ started from the checkpoint's current weights (its card's init_from names the ch
 - metrics.jsonl gains RUN's rows (for the trainer's RUN/averaged/, its run's), their steps counted on and marked
   ``"session": n``;
 - the tokenizer (ours or Marian's separate ones) and config must be the checkpoint's own (a continuation never
-  changes them); snapshots and README.md stay as they are;
+  changes them), but for what a run grew from it (its card's ``init_from.grown``: a wider feed-forward,
+  TrainConfig.grow_d_ff), whose config then replaces the checkpoint's; snapshots (each with its own config) and
+  README.md stay as they are;
 - a RUN that ``python -m transformer average`` wrote from the run's own checkpoints (its card's ``averaged_from``)
   has those steps counted on too; the checkpoint's current weights averaged in keep their step. Such an average
   written outside the run has no curves of its own: ``--curves RUN_DIR/metrics.jsonl`` names the run's.
@@ -33,6 +35,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+def grown_config(old: dict, new: dict, grown: dict | None) -> dict:
+    """The run's config, which must be the checkpoint's own but for what the run grew (its card's
+    init_from.grown: {"d_ff": [from, to]}, TrainConfig.grow_d_ff)."""
+    from transformer.config import TransformerConfig
+
+    old, new = (
+        TransformerConfig.from_dict(c).to_dict() for c in (old, new)
+    )  # older files lack some defaults
+    grown = grown or {}
+    for key, (before, after) in grown.items():
+        if old.get(key) != before or new.get(key) != after:
+            got = f"{old.get(key)} -> {new.get(key)}"
+            raise SystemExit(f"config.json: {key} should grow {before} -> {after}, not {got}")
+    if {k: v for k, v in old.items() if k not in grown} != {k: v for k, v in new.items() if k not in grown}:
+        raise SystemExit("config.json differs from the checkpoint's beyond what the run grew: not a continuation")
+    return new
+
+
 def add_session(run: Path, target: Path, session: dict, curves: Path | None = None) -> dict:
     import torch
     from safetensors.torch import load_file, save_file
@@ -44,9 +64,10 @@ def add_session(run: Path, target: Path, session: dict, curves: Path | None = No
     start = new.get("init_from") or {}
     if Path(str(start.get("path", ""))).name != target.name or start.get("step") != old["step"]:
         raise SystemExit(f"{run} did not start from {target}'s current weights (its init_from: {start})")
-    for name in ("config.json", *(tokenizer_files(target) or ())):
+    for name in tokenizer_files(target) or ():
         if (run / name).read_bytes() != (target / name).read_bytes():
             raise SystemExit(f"{run}/{name} differs from {target}'s: not a continuation")
+    config = grown_config(read_json(target / "config.json"), read_json(run / "config.json"), start.get("grown"))
     first = old["step"]
     # a card of one run has no sessions yet: that run is the first
     one_run = {"kept": True, "steps": [0, first], "device": old.get("device"), "threads": old.get("threads")}
@@ -79,6 +100,7 @@ def add_session(run: Path, target: Path, session: dict, curves: Path | None = No
         **({"command": session["command"]} if "command" in session else {}),  # what trained the current weights
     }
     _write_json(target / "card.json", card)
+    _write_json(target / "config.json", config)
     with (target / "metrics.jsonl").open("a", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps({**row, "step": first + row["step"], "session": n}) + "\n")

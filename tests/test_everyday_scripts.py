@@ -114,6 +114,37 @@ def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp
         m.main([str(run), str(tiny)])
 
 
+def test_add_session_takes_a_run_that_grew_the_checkpoint_and_refuses_any_other_config_change(tiny, tmp_path):
+    """A run that widened the checkpoint's feed-forward (its card's init_from.grown) becomes its next session with
+    the wider config; a config that changed in anything else, or grew otherwise than recorded, is refused."""
+    import json
+
+    from transformer.checkpoint import save_checkpoint
+    from transformer.training.grow import widen_feed_forward
+
+    old = load_checkpoint(tiny)
+    d_ff = old.model.config.d_ff
+    run = tmp_path / "run"
+    save_checkpoint(run, widen_feed_forward(old.model, 2 * d_ff), old.tokenizer, {}, overwrite=True)
+    start = {"name": "tiny", "path": str(tiny), "step": old.card["step"]}
+    (run / "metrics.jsonl").write_text('{"step": 2, "loss": 1.0}\n', encoding="utf-8")
+    m = _script("add_session")
+
+    def card(grown):
+        (run / "card.json").write_text(json.dumps({"step": 2, "init_from": {**start, **grown}}), encoding="utf-8")
+
+    card({})  # grown, but not recorded
+    with pytest.raises(SystemExit, match="beyond what the run grew"):
+        m.main([str(run), str(tiny)])
+    card({"grown": {"d_ff": [d_ff, 3 * d_ff]}})
+    with pytest.raises(SystemExit, match="should grow"):
+        m.main([str(run), str(tiny)])
+    card({"grown": {"d_ff": [d_ff, 2 * d_ff]}})
+    assert m.main([str(run), str(tiny), "--session", '{"device": "cpu"}']) == 0
+    grown = load_checkpoint(tiny)
+    assert grown.model.config.d_ff == 2 * d_ff and grown.card["init_from"]["grown"] == {"d_ff": [d_ff, 2 * d_ff]}
+
+
 def test_add_session_continues_a_separate_vocabulary_checkpoint(tmp_path):
     """An en-zh checkpoint (source.spm, target.spm and two vocabularies, no tokenizer.model) takes a continuation
     as its next session; a run whose target vocabulary differs is refused as no continuation."""

@@ -4,6 +4,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,17 @@ def tiny_marian_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("root")
     assert main(["import-marian", str(src), "--out", str(root / "tiny-marian")]) == 0
     return root
+
+
+def stopped_run(cfg, out: Path, step: int) -> dict:
+    """Train ``cfg`` into ``out`` and stop it after ``step`` (as the app's Stop does): the stopped run's result."""
+    from transformer.training import TrainCallback, Trainer
+
+    stop = threading.Event()
+
+    class StopAt(TrainCallback):
+        def on_step(self, event):
+            if event.step == step:
+                stop.set()
+
+    return Trainer(cfg, out, [StopAt()], stop_event=stop).train()

@@ -7,17 +7,17 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import struct
-import threading
 
 import pytest
 import torch
+from conftest import stopped_run
 from test_real_corpus import _mo
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import everyday as E
 from transformer.corpus import real
 from transformer.corpus.real import RealCorpusError, RealPair
-from transformer.training import PRESETS, TrainCallback, Trainer, TrainingError
+from transformer.training import PRESETS, Trainer, TrainingError
 from transformer.training.data import load_training_examples
 
 
@@ -480,15 +480,8 @@ def test_init_from_float16_snapshots_and_resume(tmp_path):
     assert final.card["init_from"]["path"] == str(start) and final.card["init_from"]["step"] == 3
     assert final.card["train_config"]["init_from"] == str(start)
     # stopped after step 4 and resumed: the same weights as the straight run
-    stop = threading.Event()
-
-    class StopAt(TrainCallback):
-        def on_step(self, event):
-            if event.step == 4:
-                stop.set()
-
     out = tmp_path / "resumed"
-    assert Trainer(cfg, out, [StopAt()], stop_event=stop).train()["stopped"]
+    assert stopped_run(cfg, out, 4)["stopped"]
     Trainer(cfg, out).train()
     resumed = load_checkpoint(out)
     assert resumed.card["init_from"]["path"] == str(start)

@@ -5,17 +5,17 @@ starting checkpoint records it and resumes from its own (wide) last/."""
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import stopped_run
 
 from transformer.attention import AttentionKind
 from transformer.checkpoint import load_checkpoint
 from transformer.config import TransformerConfig
 from transformer.model import Transformer
-from transformer.training import PRESETS, TrainCallback, Trainer, TrainingError
+from transformer.training import PRESETS, Trainer, TrainingError
 from transformer.training.grow import widen_feed_forward
 
 
@@ -91,15 +91,8 @@ def test_a_run_grows_its_starting_checkpoint_records_it_and_resumes(tmp_path):
     assert final.card["init_from"]["grown"] == {"d_ff": [narrow.model.config.d_ff, d_ff]}
     assert final.card["parameters"] > narrow.card["parameters"]
     # stopped after step 4 and resumed from its own last/ (already wide): the same weights as the straight run
-    stop = threading.Event()
-
-    class StopAt(TrainCallback):
-        def on_step(self, event):
-            if event.step == 4:
-                stop.set()
-
     out = tmp_path / "resumed"
-    assert Trainer(cfg, out, [StopAt()], stop_event=stop).train()["stopped"]
+    assert stopped_run(cfg, out, 4)["stopped"]
     Trainer(cfg, out).train()
     resumed = load_checkpoint(out)
     assert resumed.card["init_from"]["grown"] == final.card["init_from"]["grown"]

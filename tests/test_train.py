@@ -8,7 +8,7 @@ import threading
 
 import pytest
 import torch
-from conftest import ROOT, run_cli, subprocess_env
+from conftest import ROOT, run_cli, stopped_run, subprocess_env
 
 from transformer.checkpoint import load_checkpoint
 from transformer.training import (
@@ -88,15 +88,8 @@ def test_existing_checkpoint_needs_overwrite(tmp_path):
 def test_interrupted_run_resumes_exactly(tmp_path):
     straight = tmp_path / "straight"
     Trainer(TINY, straight).train()
-    stop = threading.Event()
-
-    class StopAt(TrainCallback):
-        def on_step(self, event):
-            if event.step == 13:
-                stop.set()
-
     out = tmp_path / "interrupted"
-    result = Trainer(TINY, out, [StopAt()], stop_event=stop).train()
+    result = stopped_run(TINY, out, 13)
     assert result["stopped"] and result["step"] == 13 and (out / "last").exists()
     assert not (out / "config.json").exists()
     rec = Recorder()

@@ -4,9 +4,9 @@ target tokenizers, the en-zh preset (runs and resumes) and a tiny model that lea
 from __future__ import annotations
 
 import dataclasses
-import threading
 
 import pytest
+from conftest import stopped_run
 from zh_fixture import PAIRS, train_tiny_writer
 
 from transformer.checkpoint import load_checkpoint
@@ -15,7 +15,7 @@ from transformer.corpus import real
 from transformer.corpus.real import RealPair
 from transformer.decoding import translate_ids
 from transformer.tokenizer import MarianTokenizer, train_separate
-from transformer.training import PRESETS, TrainCallback, Trainer
+from transformer.training import PRESETS, Trainer
 
 ZH = real.DATA_DIR / "zh"
 
@@ -151,15 +151,8 @@ def test_en_zh_preset_runs_and_resumes(tmp_path):
         time_limit_s=0.0,
         mixed_precision=False,
     )
-    stop = threading.Event()
-
-    class StopAt(TrainCallback):
-        def on_step(self, event):
-            if event.step == 2:
-                stop.set()
-
     out = tmp_path / "en-zh"
-    assert Trainer(cfg, out, [StopAt()], stop_event=stop).train()["stopped"]
+    assert stopped_run(cfg, out, 2)["stopped"]
     assert (out / "last" / "target_vocab.json").is_file()
     result = Trainer(cfg, out).train()
     assert result["step"] == 3 and not result["stopped"]

@@ -40,9 +40,8 @@ def grown_config(old: dict, new: dict, grown: dict | None) -> dict:
     init_from.grown: {"d_ff": [from, to]}, TrainConfig.grow_d_ff)."""
     from transformer.config import TransformerConfig
 
-    old, new = (
-        TransformerConfig.from_dict(c).to_dict() for c in (old, new)
-    )  # older files lack some defaults
+    # with the defaults filled in: older files lack some
+    old, new = (TransformerConfig.from_dict(c).to_dict() for c in (old, new))
     grown = grown or {}
     for key, (before, after) in grown.items():
         if old.get(key) != before or new.get(key) != after:

@@ -42,9 +42,7 @@ def widen_feed_forward(model: Transformer, d_ff: int, seed: int = 0) -> Transfor
         value = old[name]
         if value.shape == new.shape:
             new.copy_(value)
-        elif name.endswith("w_1.weight"):  # (d_ff, d_model): the old units' rows, then the new units' own init
-            new[:old_d_ff].copy_(value)
-        elif name.endswith("w_1.bias"):  # (d_ff,)
+        elif name.endswith(("w_1.weight", "w_1.bias")):  # (d_ff, d_model), (d_ff,): the old units, then new init
             new[:old_d_ff].copy_(value)
         elif name.endswith("w_2.weight"):  # (d_model, d_ff): the new units' columns are zero
             new[:, :old_d_ff].copy_(value)

@@ -149,6 +149,8 @@ class Trainer:
                 check_replaceable(self.out, lambda p: is_our_checkpoint(p, run_folder=True), "a checkpoint")
             except OverwriteError as exc:
                 raise TrainingError(str(exc)) from None
+        if cfg.grow_d_ff and not cfg.init_from:  # refused before the corpus is read
+            raise TrainingError("grow_d_ff widens a trained model: it needs init_from")
         examples = load_training_examples(cfg)
         # the words the run saw, each pair counted once (a corpus weighted up by real_repeat appears several
         # times in examples: the same objects), so that the app's rare-word note counts sentences, not repeats
@@ -165,8 +167,6 @@ class Trainer:
             self.step = int(self.resume_state.get("step", 0))
             if (resume / OPTIMIZER_FILE).exists():
                 saved_optimizer = read_safetensors(resume / OPTIMIZER_FILE)
-        elif cfg.grow_d_ff and not cfg.init_from:
-            raise TrainingError("grow_d_ff widens a trained model: it needs init_from")
         elif cfg.init_from:
             torch.manual_seed(cfg.seed)
             start = load_checkpoint(init_path(cfg.init_from))  # a fresh model: nothing shared with a cache

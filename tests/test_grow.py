@@ -107,3 +107,9 @@ def test_en_fr_wide_preset_grows_en_fr_stories_model():
     assert wide.init_from == "checkpoints/en-fr" and wide.grow_d_ff == 2 * 768
     assert wide.real_data == stories.real_data and wide.real_repeat == stories.real_repeat
     assert wide.lr_factor == stories.lr_factor and wide.average_every == 300 and wide.checkpoint_every == 100
+
+
+def test_en_fr_wider_preset_grows_the_wide_model_again():
+    wider, wide = PRESETS["en-fr-wider"], PRESETS["en-fr-wide"]
+    assert wider.init_from == "checkpoints/en-fr" and wider.grow_d_ff == 2 * wide.grow_d_ff
+    assert (wider.real_data, wider.real_repeat, wider.lr_factor) == (wide.real_data, wide.real_repeat, wide.lr_factor)

@@ -112,4 +112,5 @@ def test_en_fr_wide_preset_grows_en_fr_stories_model():
 def test_en_fr_wider_preset_grows_the_wide_model_again():
     wider, wide = PRESETS["en-fr-wider"], PRESETS["en-fr-wide"]
     assert wider.init_from == "checkpoints/en-fr" and wider.grow_d_ff == 2 * wide.grow_d_ff
-    assert (wider.real_data, wider.real_repeat) == (wide.real_data, wide.real_repeat) and wider.lr_factor < wide.lr_factor
+    assert (wider.real_data, wider.real_repeat) == (wide.real_data, wide.real_repeat)
+    assert wider.lr_factor < wide.lr_factor

@@ -114,3 +114,10 @@ def test_en_fr_wider_preset_grows_the_wide_model_again():
     assert wider.init_from == "checkpoints/en-fr" and wider.grow_d_ff == 2 * wide.grow_d_ff
     assert (wider.real_data, wider.real_repeat) == (wide.real_data, wide.real_repeat)
     assert wider.lr_factor < wide.lr_factor
+
+
+def test_en_fr_steady_preset_continues_the_shipped_size_at_the_low_peak():
+    steady, wider = PRESETS["en-fr-steady"], PRESETS["en-fr-wider"]
+    assert steady.init_from == "checkpoints/en-fr" and not steady.grow_d_ff
+    assert (steady.real_data, steady.real_repeat) == (wider.real_data, wider.real_repeat)
+    assert steady.lr_factor == wider.lr_factor and steady.average_every == 300

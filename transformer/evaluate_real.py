@@ -117,6 +117,34 @@ def score_pairs(
     }
 
 
+def typed_report(
+    model: Transformer, tokenizer: Tokenizer, target: str, *, beam: int = 1, alpha: float = PAPER_ALPHA
+) -> dict[str, Any]:
+    """chrF and BLEU on the everyday sentences typed as a new user would (transformer/corpus/typed.py), against
+    the references of target ("fr" or "zh"): the corpus figures, each topic's chrF and every sentence."""
+    from .corpus.typed import load_typed
+
+    rows = load_typed()
+    refs = [getattr(r, target) for r in rows]
+    hyps = translate(model, tokenizer, [r.en for r in rows], beam=beam, alpha=alpha)
+    topics: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        topics.setdefault(r.topic, []).append(i)
+    return {
+        "n_sentences": len(rows),
+        "target": target,
+        **score(hyps, refs, target_lang=target),
+        "topics": {
+            t: score([hyps[i] for i in ix], [refs[i] for i in ix], target_lang=target)["chrf"]
+            for t, ix in topics.items()
+        },
+        "sentences": [
+            {"source": r.en, "translation": h, "reference": ref, "chrf": round(sentence_chrf(h, ref), 1)}
+            for r, h, ref in zip(rows, hyps, refs)
+        ],
+    }
+
+
 def variant_kinds(ex: Example) -> list[str]:
     """Which typed forms a variants sentence shows (one sentence may show several)."""
     s = ex.src

@@ -121,3 +121,17 @@ def test_en_fr_steady_preset_continues_the_shipped_size_at_the_low_peak():
     assert steady.init_from == "checkpoints/en-fr" and not steady.grow_d_ff
     assert (steady.real_data, steady.real_repeat) == (wider.real_data, wider.real_repeat)
     assert steady.lr_factor == wider.lr_factor and steady.average_every == 300
+
+
+def test_en_fr_everyday_only_preset_leaves_the_manuals_out_and_keeps_the_rest():
+    """Session 11: the shipped size, session 10's lr and repeats, every corpus but the manuals'."""
+    from transformer.training.presets import REAL_KDE
+
+    only, steady = PRESETS["en-fr-everyday-only"], PRESETS["en-fr-steady"]
+    assert only.init_from == "checkpoints/en-fr" and not only.grow_d_ff
+    assert not set(only.real_data) & set(REAL_KDE.real_data)
+    assert set(only.real_data) == set(steady.real_data) - set(REAL_KDE.real_data)
+    assert {"everyday", "everyday_words", "games", "objects", "dialogue", "stories"} == set(only.real_data)
+    assert only.real_repeat == steady.real_repeat  # every everyday corpus weighted as before
+    assert only.corpus == steady.corpus and only.align_pronoun == steady.align_pronoun  # the coreference corpus stays
+    assert only.lr_factor == steady.lr_factor and only.average_every == 300

@@ -4,7 +4,8 @@
     nice python3 scripts/everyday_examples.py checkpoints/en-fr --write    # and merge into card.json
 
 Translates (greedy, as the app by default) every short held-out sentence of the everyday corpus's dev and test
-splits (transformer.inspection.everyday_examples.everyday_like: 4-10 words, no names), scores each by sentence
+splits and of the sentences typed as a new user would (transformer/corpus/typed.py; a French target only)
+(transformer.inspection.everyday_examples.everyday_like: 4-10 words, no names), scores each by sentence
 chrF against its reference, and keeps the best (pick: chrF >= 60, higher chrF and confidence first). --write
 merges {"everyday_examples": [...]} into card.json; the sidebar lists them for that checkpoint.
 """
@@ -25,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus.real import load_real
+    from transformer.corpus.typed import typed_pairs
     from transformer.inspection.everyday_examples import MIN_CHRF, everyday_like, pick, score
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -35,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ckpt = load_checkpoint(args.checkpoint)
-    pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("everyday",)) if everyday_like(s)]
+    held_out = typed_pairs("fr") + [p for split in ("dev", "test") for p in load_real(split, ("everyday",))]
+    pairs = [(s, t) for s, t in held_out if everyday_like(s)]
     rows = score(ckpt.model, ckpt.tokenizer, pairs)
     chosen = pick(rows, args.n, args.min_chrf)
     print(f"{len(pairs)} candidates, {sum(r.chrf >= args.min_chrf for r in rows)} with chrF >= {args.min_chrf}")

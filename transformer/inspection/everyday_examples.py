@@ -1,7 +1,8 @@
 """Everyday example sentences for the sidebar, chosen by computation on held-out text (never by hand).
 
 ``scripts/everyday_examples.py`` translates the short held-out sentences of the everyday corpus (whole Wesnoth
-campaigns and GCompris activities the model never saw), scores each translation by sentence chrF against the
+campaigns and GCompris activities the model never saw) and of the sentences typed as a new user would
+(``transformer/corpus/typed.py``), scores each translation by sentence chrF against the
 reference, and keeps those :func:`pick` chooses; they go into the card as "everyday_examples", which
 :func:`card_examples` reads back for the sidebar.
 """

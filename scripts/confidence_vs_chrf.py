@@ -2,6 +2,7 @@
 
     nice python3 scripts/confidence_vs_chrf.py checkpoints/real-kde-align                 # 200 everyday test sentences
     nice python3 scripts/confidence_vs_chrf.py checkpoints/en-fr --corpus kde --n 200 --write
+    nice python3 scripts/confidence_vs_chrf.py checkpoints/en-fr --corpus typed --write  # the 125 typed sentences
 
 Translates N held-out sentences (evenly spaced through the split, greedy, as the app does by default),
 computes each translation's confidence (transformer.inspection.confidence: the mean log-probability per
@@ -106,7 +107,11 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
-    ap.add_argument("--corpus", default="everyday", help="committed corpus whose held-out split to use")
+    ap.add_argument(
+        "--corpus",
+        default="everyday",
+        help="committed corpus whose held-out split to use, or 'typed': the sentences typed as a new user would",
+    )
     ap.add_argument("--split", default="test", choices=("dev", "test"))
     ap.add_argument("--n", type=int, default=200, help="sentences (evenly spaced through the split)")
     ap.add_argument("--threshold", type=float, default=LOW_PROBABILITY)
@@ -114,7 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ckpt = load_checkpoint(args.checkpoint)
-    pairs = spaced(load_real(args.split, (args.corpus,)), args.n)
+    if args.corpus == "typed":  # a test set only: transformer/corpus/typed.py
+        from transformer.corpus.typed import typed_pairs
+        from transformer.inspection.languages import target_language
+
+        pairs, args.split = spaced(typed_pairs(target_language(ckpt.card) or "fr"), args.n), "test"
+    else:
+        pairs = spaced(load_real(args.split, (args.corpus,)), args.n)
     t0 = time.perf_counter()
     report = measure(ckpt.model, ckpt.tokenizer, pairs, args.threshold)
     report.update(corpus=args.corpus, split=args.split, time_s=round(time.perf_counter() - t0, 1))

@@ -55,6 +55,21 @@ def test_confidence_vs_chrf_correlates_and_writes(tiny, capsys):
     assert entry["n_sentences"] == 8 and -1 <= entry["mean_log_prob_vs_chrf"]["spearman"] <= 1
 
 
+def test_the_typed_sentences_are_scored_and_their_confidence_measured(tiny):
+    """scripts/evaluate_typed.py and confidence_vs_chrf.py --corpus typed read the hand-written test set, with the
+    references of the checkpoint's target (tiny: French)."""
+    from transformer.corpus.typed import typed_pairs
+
+    assert _script("evaluate_typed").main([str(tiny), "--write"]) == 0
+    typed = load_checkpoint(tiny).card["typed_eval"]["greedy"]
+    assert typed["n_sentences"] == len(typed["sentences"]) == 125 and typed["target"] == "fr"
+    assert [s["reference"] for s in typed["sentences"]] == [t for _, t in typed_pairs("fr")]
+    assert 0 <= typed["chrf"] <= 100 and set(typed["topics"]) >= {"food", "questions", "issue"}
+    assert _script("confidence_vs_chrf").main([str(tiny), "--corpus", "typed", "--n", "10", "--write"]) == 0
+    entry = load_checkpoint(tiny).card["confidence"]["typed/test"]
+    assert entry["n_sentences"] == 10 and entry["corpus"] == "typed"
+
+
 @pytest.mark.slow  # trains or re-measures
 def test_everyday_examples_writes_what_pick_chose(tiny):
     # the tiny model translates no everyday sentence well: with no chrF floor it still picks, by computation

@@ -52,6 +52,26 @@ def grown_config(old: dict, new: dict, grown: dict | None) -> dict:
     return new
 
 
+def seen_so_far(old: dict, new: dict) -> dict:
+    """The card's record of what the model has seen, over every session: a session that leaves corpora out (preset
+    en-fr-everyday-only leaves the manuals out) does not make the model forget that it trained on them, so its
+    train_config's real_data gains the earlier sessions' corpora (theirs first) and its vocabulary theirs; the
+    held-out check, the unseen- and rare-word notes and the training-data panel read these. The session's own
+    corpora stay in its preset (the card's sessions name it)."""
+    from transformer.vocabulary import Vocabulary
+
+    out: dict = {}
+    before = (old.get("train_config") or {}).get("real_data") or []
+    train = new.get("train_config")
+    if isinstance(train, dict) and before:
+        now = train.get("real_data") or []
+        out["train_config"] = {**train, "real_data": [*before, *(n for n in now if n not in before)]}
+    mine, theirs = (Vocabulary.from_card_entry(c.get("vocabulary")) for c in (new, old))
+    if mine is not None and theirs is not None:
+        out["vocabulary"] = theirs.merged(mine).to_card()
+    return out
+
+
 def add_session(run: Path, target: Path, session: dict, curves: Path | None = None) -> dict:
     import torch
     from safetensors.torch import load_file, save_file
@@ -90,6 +110,7 @@ def add_session(run: Path, target: Path, session: dict, curves: Path | None = No
     averaged = [a if a == own else {**a, "step": first + a["step"]} for a in new.get(AVERAGED_FROM) or ()]
     card = {
         **new,
+        **seen_so_far(old, new),
         "init_from": {**start, "init_from": old.get("init_from")},
         "step": first + new["step"],
         "session_steps": [*steps, new["step"]],

@@ -129,6 +129,52 @@ def test_add_session_makes_a_continuation_the_checkpoints_next_session(tiny, tmp
         m.main([str(run), str(tiny)])
 
 
+def test_a_session_that_leaves_corpora_out_keeps_what_the_model_saw_before(tiny, tmp_path):
+    """en-fr-everyday-only trains without the manuals: the card must still say the model saw them (the held-out
+    check, the unseen- and rare-word notes and the training-data panel read train_config.real_data and the
+    vocabulary), with the earlier corpora first."""
+    import json
+
+    old = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
+    old["train_config"] = {**old["train_config"], "real_data": ["libreoffice", "handbook", "everyday"]}
+    old["vocabulary"] = {
+        "words": ["menu", "click", "dog"],
+        "classes": {"other": ["click", "dog", "menu"]},
+        "rare": {"menu": 2, "dog": 1},
+    }
+    (tiny / "card.json").write_text(json.dumps(old), encoding="utf-8")
+    run = tmp_path / "run"
+    shutil.copytree(tiny, run, ignore=shutil.ignore_patterns("snapshots"))
+    run_card = {k: v for k, v in old.items() if k in ("device", "threads")}
+    run_card["train_config"] = {**old["train_config"], "real_data": ["everyday", "stories"]}
+    run_card["vocabulary"] = {
+        "words": ["dog", "sofa", "kitchen"],
+        "classes": {"other": ["dog", "kitchen", "sofa"]},
+        "rare": {"dog": 3, "sofa": 2},
+    }
+    run_card.update(step=3, init_from={"name": "tiny", "path": str(tiny), "step": old["step"]})
+    (run / "card.json").write_text(json.dumps(run_card), encoding="utf-8")
+    (run / "metrics.jsonl").write_text('{"step": 3, "loss": 1.0}\n', encoding="utf-8")
+
+    assert _script("add_session").main([str(run), str(tiny)]) == 0
+    card = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
+    assert card["train_config"]["real_data"] == ["libreoffice", "handbook", "everyday", "stories"]
+    vocab = card["vocabulary"]
+    assert vocab["words"] == ["click", "dog", "kitchen", "menu", "sofa"]
+    assert vocab["rare"] == {"dog": 3, "menu": 2, "sofa": 2}  # rare in both: the larger count; in one only: its own
+    assert vocab["classes"]["other"] == ["click", "dog", "kitchen", "menu", "sofa"]
+
+
+def test_vocabulary_merge_drops_rarity_a_word_lost_elsewhere():
+    from transformer.vocabulary import Vocabulary
+
+    a = Vocabulary(frozenset({"cat", "sofa"}), {}, {"sofa": 1})
+    b = Vocabulary(frozenset({"sofa", "tea"}), {}, {"tea": 2})  # sofa common here
+    m = a.merged(b)
+    assert m.words == {"cat", "sofa", "tea"} and m.rare == {"tea": 2}
+    assert m.unseen("the cat drinks tea on the sofa") == ["the", "drinks", "on"]
+
+
 def test_add_session_takes_a_run_that_grew_the_checkpoint_and_refuses_any_other_config_change(tiny, tmp_path):
     """A run that widened the checkpoint's feed-forward (its card's init_from.grown) becomes its next session with
     the wider config; a config that changed in anything else, or grew otherwise than recorded, is refused."""

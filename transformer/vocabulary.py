@@ -48,6 +48,20 @@ class Vocabulary:
                 out.append((w, self.rare[w]))
         return out
 
+    def merged(self, other: Vocabulary) -> Vocabulary:
+        """What a model saw over two trainings (a checkpoint's sessions): every word of either; a word rare in one
+        and common in the other is not rare; rare in both, the larger count (their corpora overlap)."""
+        rare = {
+            w: max(n for n in (self.rare.get(w), other.rare.get(w)) if n is not None)
+            for w in self.rare.keys() | other.rare.keys()
+            if (w in self.rare or w not in self.words) and (w in other.rare or w not in other.words)
+        }
+        classes = {
+            k: sorted(set(self.classes.get(k, ())) | set(other.classes.get(k, ())))
+            for k in [*self.classes, *(k for k in other.classes if k not in self.classes)]
+        }
+        return Vocabulary(self.words | other.words, classes, rare)
+
     def to_card(self) -> dict:
         rare = {w: n for w, n in sorted(self.rare.items()) if w in self.words}
         return {"words": sorted(self.words)[:MAX_WORDS], "classes": self.classes, "rare": rare}

@@ -35,7 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ckpt = load_checkpoint(args.checkpoint)
     search = {"beam": args.beam, "alpha": ckpt.alpha} if args.beam > 1 else {}
-    report = typed_report(ckpt.model, ckpt.tokenizer, target_language(ckpt.card) or "fr", **search)
+    try:
+        report = typed_report(ckpt.model, ckpt.tokenizer, target_language(ckpt.card) or "fr", **search)
+    except ValueError as exc:  # a target the set has no references in (an imported en-de model)
+        print(f"{args.checkpoint}: {exc}", file=sys.stderr)
+        return 2
     decoding = f"beam {args.beam}" if args.beam > 1 else "greedy"
     print(decoding, json.dumps({k: report[k] for k in ("n_sentences", "target", "chrf", "bleu", "length_ratio")}))
     print(json.dumps(report["topics"], ensure_ascii=False))

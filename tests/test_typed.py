@@ -35,6 +35,13 @@ def test_pairs_follow_the_target_and_refuse_another():
         typed_pairs("de")
 
 
+def test_a_target_without_references_is_refused_before_translating():
+    from transformer.evaluate_real import typed_report
+
+    with pytest.raises(ValueError, match="not 'de'"):
+        typed_report(None, None, "de")  # an imported opus-mt en-de model: no German references
+
+
 def test_no_typed_sentence_is_in_any_committed_corpus():
     """Held out means held out: every split of every committed corpus, French and Chinese targets."""
     typed = {r.en.casefold().strip() for r in load_typed()}

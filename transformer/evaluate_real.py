@@ -122,10 +122,10 @@ def typed_report(
 ) -> dict[str, Any]:
     """chrF and BLEU on the everyday sentences typed as a new user would (transformer/corpus/typed.py), against
     the references of target ("fr" or "zh"): the corpus figures, each topic's chrF and every sentence."""
-    from .corpus.typed import load_typed
+    from .corpus.typed import load_typed, typed_pairs
 
     rows = load_typed()
-    refs = [getattr(r, target) for r in rows]
+    refs = [ref for _, ref in typed_pairs(target)]  # ValueError for a target the set has no references in
     hyps = translate(model, tokenizer, [r.en for r in rows], beam=beam, alpha=alpha)
     topics: dict[str, list[int]] = {}
     for i, r in enumerate(rows):

@@ -114,3 +114,68 @@ def test_training_over_a_foreign_folder_is_refused_before_it_trains(tmp_path):
         Trainer(dataclasses.replace(PRESETS["tiny"], steps=2), out, overwrite=True).train()
     _intact(out)
     assert not (out / "snapshots").exists() and not (out / "metrics.jsonl").exists()
+
+
+def _tiny_tsv(path):
+    path.write_text("".join(f"the cat {i}\tle chat {i}\n" for i in range(20)), encoding="utf-8")
+    return path
+
+
+TINY_TRAIN = ["--steps", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--encoder-layers", "1",
+              "--decoder-layers", "1", "--no-evaluate", "--quiet"]
+
+
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_train_out_never_deletes_a_users_average_folder(tmp_path, monkeypatch, capsys, overwrite):
+    """Issue 60, fault 1 (reproduced): notes/ holding README.md and average/photo.jpg looked like a run folder
+    (only .md files and a folder named average/), and the run removed notes/average."""
+    monkeypatch.chdir(tmp_path)
+    data = _tiny_tsv(tmp_path / "tiny.tsv")
+    notes = tmp_path / "notes"
+    (notes / "average").mkdir(parents=True)
+    (notes / "README.md").write_text("mine")
+    (notes / "average" / "photo.jpg").write_text("precious")
+    argv = ["train", "--data", str(data), "--out", "notes", *TINY_TRAIN] + (["--overwrite"] if overwrite else [])
+    assert main(argv) == 2
+    assert "refusing" in capsys.readouterr().err
+    assert (notes / "average" / "photo.jpg").read_text() == "precious"
+    assert (notes / "README.md").read_text() == "mine"
+    assert sorted(p.name for p in notes.iterdir()) == ["README.md", "average"]
+
+
+def test_train_out_refuses_a_folder_of_notes(tmp_path, monkeypatch, capsys):
+    """A folder of a user's own .md / .json files is no run folder: no checkpoint is written among them."""
+    monkeypatch.chdir(tmp_path)
+    data = _tiny_tsv(tmp_path / "tiny.tsv")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "README.md").write_text("mine")
+    (notes / "settings.json").write_text("{}")
+    assert main(["train", "--data", str(data), "--out", "notes", *TINY_TRAIN]) == 2
+    assert "no training run wrote" in capsys.readouterr().err
+    assert sorted(p.name for p in notes.iterdir()) == ["README.md", "settings.json"]
+
+
+def test_a_run_folder_of_ours_is_still_resumed_and_replaced(tmp_path, monkeypatch):
+    """The fix keeps what the check is for: an empty folder trains, and a finished run is replaced with
+    --overwrite (its snapshots/ and average/ hold only our step folders)."""
+    monkeypatch.chdir(tmp_path)
+    data = _tiny_tsv(tmp_path / "tiny.tsv")
+    (tmp_path / "run").mkdir()
+    base = ["train", "--data", str(data), "--out", "run", *TINY_TRAIN, "--snapshots", "0,1"]
+    assert main(base) == 0
+    assert main([*base, "--average-every", "1", "--steps", "3", "--overwrite"]) == 0
+    assert (tmp_path / "run" / "config.json").is_file()
+
+
+def test_is_our_checkpoint_looks_inside_its_folders(tmp_path):
+    from transformer.atomic import is_our_checkpoint
+
+    run = tmp_path / "run"
+    (run / "snapshots" / "step-000001").mkdir(parents=True)
+    assert "snapshots/step-000001" in is_our_checkpoint(run, run_folder=True)
+    (run / "snapshots" / "step-000001").rmdir()
+    (run / "snapshots" / "holiday").mkdir()
+    assert "not a step folder" in is_our_checkpoint(run, run_folder=True)
+    (run / "snapshots" / "holiday").rmdir()
+    assert is_our_checkpoint(run, run_folder=True) is None  # an empty snapshots/: a run that wrote none yet

@@ -11,6 +11,7 @@ error, not an ``rm -rf``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from .layout import (
     AVERAGE_DIR,
     AVERAGED_DIR,
     MARIAN_SEPARATE_FILES,
+    METRICS_FILE,
     RESUME_DIR,
     SNAPSHOT_DIR,
     checkpoint_files,
@@ -44,6 +46,7 @@ EXPORT_FILES = frozenset(
 CHECKPOINT_SUFFIXES = (".json", ".jsonl", ".safetensors", ".model", ".spm", ".md")
 CHECKPOINT_DIRS = frozenset({SNAPSHOT_DIR, RESUME_DIR, AVERAGE_DIR, AVERAGED_DIR})
 CHECKPOINT_HIDDEN = frozenset({".train.lock"})
+STEP_DIR = re.compile(r"step-\d{6}")  # a snapshot or a kept average: snapshot_dir's names
 
 
 class OverwriteError(ValueError):
@@ -58,21 +61,52 @@ def _strangers(path: Path, allowed: Callable[[os.DirEntry], bool]) -> list[str]:
 def is_our_checkpoint(path: Path, *, run_folder: bool = False) -> str | None:
     """None when path is a checkpoint folder holding only what a checkpoint holds, else why it is not.
 
-    run_folder: a training run's folder before its first final checkpoint (snapshots/, metrics) is ours too.
+    Its folders are looked into too: last/ and averaged/ must be checkpoints of ours, snapshots/ and average/
+    hold only step-NNNNNN checkpoints of ours, so that a user's ``average/photo.jpg`` is never taken for ours.
+
+    run_folder: a training run's folder before its first final checkpoint is ours too, when it holds what only a
+    run writes (metrics.jsonl, or one of those folders) or nothing at all; a folder of a user's notes is not.
     """
     files = checkpoint_files(path)
     if not run_folder and (files is None or not all(inside(path, path / f) for f in files)):
         return "it is not a checkpoint folder (no model.safetensors, config.json, card.json and tokenizer)"
 
+    inner: list[str] = []  # why a folder named like ours is not
+
     def allowed(e: os.DirEntry) -> bool:
         if e.is_symlink():
             return False
         if e.is_dir():
-            return e.name in CHECKPOINT_DIRS
+            reason = _our_subfolder(Path(e.path)) if e.name in CHECKPOINT_DIRS else "other"
+            if reason not in (None, "other"):
+                inner.append(reason)
+            return reason is None
         return e.name in CHECKPOINT_HIDDEN or (not e.name.startswith(".") and e.name.endswith(CHECKPOINT_SUFFIXES))
 
     others = _strangers(path, allowed)
-    return f"it holds files a checkpoint does not: {', '.join(others[:5])}" if others else None
+    if others:
+        why = f" ({'; '.join(inner[:3])})" if inner else ""
+        return f"it holds files a checkpoint does not: {', '.join(others[:5])}{why}"
+    if files is None:  # a run folder: something only a run writes, or nothing but the run's own lock
+        with os.scandir(path) as it:
+            names = {e.name for e in it} - CHECKPOINT_HIDDEN
+        if names and not names & (CHECKPOINT_DIRS | {METRICS_FILE}):
+            return f"it holds files no training run wrote: {', '.join(sorted(names)[:5])}"
+    return None
+
+
+def _our_subfolder(path: Path) -> str | None:
+    """None when a checkpoint's folder (last/, averaged/, snapshots/, average/) holds only what ours do."""
+    if path.name in (RESUME_DIR, AVERAGED_DIR):
+        return is_our_checkpoint(path)
+    with os.scandir(path) as it:
+        for e in it:
+            if e.is_symlink() or not e.is_dir() or not STEP_DIR.fullmatch(e.name):
+                return f"{path.name}/{e.name} is not a step folder"
+            reason = is_our_checkpoint(Path(e.path))
+            if reason is not None:
+                return f"{path.name}/{e.name}: {reason}"
+    return None
 
 
 def is_our_export(path: Path) -> str | None:

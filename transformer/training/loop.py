@@ -142,13 +142,7 @@ class Trainer:
     def _prepare(self) -> None:
         cfg = self.config
         resume = self.out / RESUME_DIR
-        if (self.out / "config.json").exists() and not self.overwrite:
-            raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
-        if self.out.exists():  # what the final save would refuse to replace, refused before the training
-            try:
-                check_replaceable(self.out, lambda p: is_our_checkpoint(p, run_folder=True), "a checkpoint")
-            except OverwriteError as exc:
-                raise TrainingError(str(exc)) from None
+        self._check_out()  # again, under the lock
         if cfg.grow_d_ff and not cfg.init_from:  # refused before the corpus is read
             raise TrainingError("grow_d_ff widens a trained model: it needs init_from")
         examples = load_training_examples(cfg)
@@ -292,8 +286,20 @@ class Trainer:
         return {"step": self.step, "wall_time_s": wall, **self.batches.state()}
 
     # ------------------------------------------------------------ loop
+    def _check_out(self) -> None:
+        """Refuse an out folder that the final save would refuse to replace (before anything is written to it)."""
+        if (self.out / "config.json").exists() and not self.overwrite:
+            raise TrainingError(f"{self.out} already holds a trained checkpoint; pass --overwrite to replace it")
+        if self.out.exists() or self.out.is_symlink():
+            try:
+                check_replaceable(self.out, lambda p: is_our_checkpoint(p, run_folder=True), "a checkpoint")
+            except OverwriteError as exc:
+                raise TrainingError(str(exc)) from None
+
     def train(self) -> dict[str, Any]:
         """Run to config.steps (resuming if out/last exists); returns a summary."""
+        if self.is_main:
+            self._check_out()  # before the lock file is made: a refused folder is left as it was
         self.out.mkdir(parents=True, exist_ok=True)
         with RunLock(self.out) if self.is_main else contextlib.nullcontext(), torch.random.fork_rng(devices=[]):
             return self._train()

@@ -7,19 +7,20 @@ import os
 import streamlit as st
 import torch
 
-from pages._ui import session
+from pages._ui import session, share_link, sidebar
 from pages._ui.entry import Navigation
+from pages._ui.slots import work_slot
 
-# One intra-op thread per model call. At most one page body per core runs at once (session.work_slot),
+# One intra-op thread per model call. At most one page body per core runs at once (slots.work_slot),
 # so the sessions keep the cores busy; 2 threads measured no better with 30 sessions (bench/bench_load.py).
 torch.set_num_threads(int(os.environ.get("TRANSFORMER_TORCH_THREADS", "1")))
 
 st.set_page_config(page_title="Attention Is All You Need", page_icon=":material/grid_view:", layout="wide")
-tr = session.setup()
+tr = sidebar.setup()
 nav = Navigation(tr)  # the pages (catalogue titles, every url path) and the page this run opens
-with session.work_slot():  # the sidebar too: 30 sidebars drawn at once slowed the model's batches
+with work_slot():  # the sidebar too: 30 sidebars drawn at once slowed the model's batches
     nav.sidebar()
-    session.sidebar(tr)
+    sidebar.sidebar(tr)
     session.follow_link(nav.pages)  # by module name, e.g. "explorer"
     nav.current.run()
-session.share_link()
+share_link.share_link()

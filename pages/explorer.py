@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from pages._ui import cache, headlab_b
+from pages._ui.folder import checkpoint_choices
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_head, default_kind, route_statement
 from pages._ui.sentence import sentence_analysis, view_context
-from pages._ui.session import EXAMPLES, PICK, checkpoint_choices, open_page, subject
+from pages._ui.session import EXAMPLES, PICK, open_page, subject
 from pages._ui.views import (
     CandidatesView,
     Context,

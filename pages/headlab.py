@@ -8,11 +8,12 @@ import numpy as np
 import streamlit as st
 
 from pages._ui import background, cache, figures, headlab_b, research
+from pages._ui.folder import inside_root
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_kind, no_probe_set
 from pages._ui.query import model_inputs
 from pages._ui.sentence import sentence_analysis
-from pages._ui.session import PICK, Subject, inside_root, open_page
+from pages._ui.session import PICK, Subject, open_page
 from pages._ui.views import HeadView
 from pages._ui.widgets import (
     check,

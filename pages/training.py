@@ -7,8 +7,9 @@ import json
 import streamlit as st
 
 from pages._ui import figures
+from pages._ui.folder import checkpoint_choices, refresh_choices
 from pages._ui.i18n import Translator
-from pages._ui.session import checkpoint_choices, refresh_choices, translator
+from pages._ui.session import translator
 from pages._ui.widgets import choice_radio, plot
 from transformer import jobs
 from transformer.config import POSITIONAL_KINDS

@@ -91,18 +91,18 @@ def test_a_link_leading_out_of_the_root_and_dotdot_are_refused(tmp_path, monkeyp
 def test_a_folder_replaced_by_a_link_leading_out_is_refused_once_the_signature_is_read_again(tmp_path, monkeypatch):
     """The pages' inside-the-root check is remembered with the folder's signature (one decision per second for
     the server, not two per run): a folder swapped for a link leading out is refused on the next read."""
-    from pages._ui import session
+    from pages._ui import folder
 
     root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
     (root / "ckpt").mkdir(parents=True)
     elsewhere.mkdir()
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
     path = str(root / "ckpt")
-    assert session.inside_root(path) and not session.inside_root(str(tmp_path))
+    assert folder.inside_root(path) and not folder.inside_root(str(tmp_path))
     (root / "ckpt").rmdir()
     (root / "ckpt").symlink_to(elsewhere, target_is_directory=True)
-    time.sleep(session.SIGNATURE_S + 0.05)
-    assert not session.inside_root(path)
+    time.sleep(folder.SIGNATURE_S + 0.05)
+    assert not folder.inside_root(path)
 
 
 @shipped
@@ -110,7 +110,7 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
     """The scan is cached by the folders' modification times (tree_signature): nothing is rescanned for a
     new sentence, and a checkpoint copied in (or removed) shows on the first run after the signature is
     read again (it serves the whole server for SIGNATURE_S, 1 s)."""
-    from pages._ui import session
+    from pages._ui import folder
     from transformer.layout import tree_signature
 
     root = tmp_path / "root"
@@ -123,10 +123,10 @@ def test_a_checkpoint_copied_into_the_folder_is_listed_on_the_next_run(tmp_path,
     assert tree_signature(root) == before  # the same folders: the same key
     shutil.copytree(DEFAULT_CHECKPOINT, root / "second", ignore=shutil.ignore_patterns("snapshots"))
     assert tree_signature(root) != before
-    time.sleep(session.SIGNATURE_S + 0.05)  # the signature read by the last run has expired
+    time.sleep(folder.SIGNATURE_S + 0.05)  # the signature read by the last run has expired
     run(at)
     assert checkpoint_names(at) == ["first", "second"]
-    monkeypatch.setattr(session._signatures, "ttl_s", 0.0)  # read on every run
+    monkeypatch.setattr(folder._signatures, "ttl_s", 0.0)  # read on every run
     shutil.rmtree(root / "second")
     run(at)
     assert checkpoint_names(at) == ["first"]
@@ -222,3 +222,25 @@ def test_load_bench_with_five_sessions_is_correct_without_cross_talk():
     assert out.returncode == 0, out.stderr[-2000:]
     correct, crosstalk = map(int, out.stdout.split()[-2:])
     assert correct == 5 and crosstalk == 0
+
+
+@pytest.mark.parametrize(
+    "params", [{"beam": "²"}, {"kind": "encoder", "layer": "①"}, {"kind": "encoder", "head": "٣"}, {"beam": "0"}]
+)
+def test_a_link_with_unicode_digits_is_refused_not_a_traceback(params):
+    """Issue 60, fault 2 (reproduced in Chromium): "²".isdigit() is true and int("²") raises, so /?beam=² showed
+    a ValueError on every page."""
+    at = app()
+    at.query_params.update(params)
+    run(at)
+    note = " ".join(w.value for w in at.sidebar.warning)
+    assert any(name in note for name in params if name != "kind")
+    assert at.session_state["beam"] in range(1, 9)
+
+
+def test_small_int_takes_ascii_digits_only():
+    from pages._ui.share_link import small_int
+
+    assert [small_int(v) for v in ("3", "0", "0012", "²", "①", "٣", "-1", " 3", "3.0", "", "99999", None)] == [
+        3, 0, 12, None, None, None, None, None, None, None, None, None
+    ]

@@ -34,12 +34,12 @@ def test_a_linked_snapshots_folder_is_not_listed(tmp_path):
 
 def test_the_training_tab_reads_only_snapshots_inside_the_root(tmp_path, monkeypatch):
     import pages.headlab as headlab
-    from pages._ui import session
+    from pages._ui import folder
 
     root, elsewhere = tmp_path / "root", tmp_path / "elsewhere"
     inside, outside = _snap(root / "run", 100), _snap(elsewhere, 200)
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
-    session.refresh_choices()
+    folder.refresh_choices()
     # as if a listing had let one through (a link made between the listing and the read, say)
     monkeypatch.setattr(headlab, "snapshots", lambda run: [(100, inside), (200, outside)])
     assert headlab.readable_snapshots(root / "run") == [(100, inside)]

@@ -117,3 +117,21 @@ def test_pages_speak_chinese(page, tab_key, tabs):
         assert any("\u4e00" <= ch <= "\u9fff" for ch in shown)
         for sentence in english:
             assert sentence[:40] not in shown
+
+
+def test_the_padding_effect_never_runs_past_max_len(trained_checkpoint):
+    """Issue 60, fault 3: the Masks page padded a target that can already hold max_len - 1 pieces with three more,
+    and the positional encoding refuses positions past max_len. A model that never writes EOS (random weights)
+    on a source cut at max_len is the input that reaches it; the effect is measured, not raised."""
+    import torch
+
+    from transformer.checkpoint import load_checkpoint
+    from transformer.inspection import masking
+    from transformer.model import Transformer
+
+    ckpt = load_checkpoint(trained_checkpoint)
+    torch.manual_seed(0)
+    model = Transformer(ckpt.model.config).eval()  # random: no EOS, so every decode runs to its limit
+    long = " ".join(["the cat sat on the mat because it was tired"] * 40)
+    effect = masking.padding_effect(model, ckpt.tokenizer, long, "a dog")
+    assert effect.n_pads >= 1 and effect.delta < 1e-9

@@ -147,6 +147,9 @@ def look_ahead_demo(model: Transformer, tokenizer: Tokenizer, text: str) -> Look
     )
 
 
+TARGET_PADS = 3  # pads after the target in the padded batch
+
+
 @dataclass
 class PaddingEffect:
     """A sentence alone against the same sentence padded in a batch, with the padding mask and without it.
@@ -174,9 +177,10 @@ def padding_effect(model: Transformer, tokenizer: Tokenizer, text: str, other: s
     if S <= len(ids):
         ids = ids[: S - 2] + [eos]
     tgt = [bos] + greedy_decode(model, torch.tensor([ids]), 2 * len(ids) + 8, return_attention=False).tokens[:-1]
+    tgt = tgt[: model.config.max_len - TARGET_PADS]  # a translation that ran to the limit leaves room for the pads
     alone_src, alone_tgt = torch.tensor([ids]), torch.tensor([tgt])
     padded_src = torch.tensor([ids + [pad] * (S - len(ids))])
-    padded_tgt = torch.tensor([tgt + [pad] * 3])
+    padded_tgt = torch.tensor([tgt + [pad] * TARGET_PADS])
     exact = copy.deepcopy(model).double()  # the shared model itself is never changed
     alone = exact(alone_src, alone_tgt)
     deltas = {}

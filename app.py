@@ -9,7 +9,7 @@ import torch
 
 from pages._ui import session, share_link, sidebar
 from pages._ui.entry import Navigation
-from pages._ui.slots import work_slot
+from pages._ui.slots import ServerBusy, work_slot
 
 # One intra-op thread per model call. At most one page body per core runs at once (slots.work_slot),
 # so the sessions keep the cores busy; 2 threads measured no better with 30 sessions (bench/bench_load.py).
@@ -18,9 +18,12 @@ torch.set_num_threads(int(os.environ.get("TRANSFORMER_TORCH_THREADS", "1")))
 st.set_page_config(page_title="Attention Is All You Need", page_icon=":material/grid_view:", layout="wide")
 tr = sidebar.setup()
 nav = Navigation(tr)  # the pages (catalogue titles, every url path) and the page this run opens
-with work_slot():  # the sidebar too: 30 sidebars drawn at once slowed the model's batches
-    nav.sidebar()
-    sidebar.sidebar(tr)
-    session.follow_link(nav.pages)  # by module name, e.g. "explorer"
-    nav.current.run()
+try:
+    with work_slot():  # the sidebar too: 30 sidebars drawn at once slowed the model's batches
+        nav.sidebar()
+        sidebar.sidebar(tr)
+        session.follow_link(nav.pages)  # by module name, e.g. "explorer"
+        nav.current.run()
+except ServerBusy:  # every slot held for SLOT_WAIT_S: say so, and let the reader try again
+    st.warning(tr("common.server_busy"))
 share_link.share_link()

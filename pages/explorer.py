@@ -124,7 +124,7 @@ def compare_checkpoints(ctx: Context, tr: Translator) -> None:
             st.markdown(f"**{label}**")
             a = cache.analyse(path, ctx.analysis.text, subj.beam)
             st.text(a.translation)
-            statement = route_statement(ckpt, tr)
+            statement = route_statement(ckpt, tr, f"{key}_probe")
             if statement:
                 st.caption(statement)
             side = Context(a, ckpt, ctx.other)

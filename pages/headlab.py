@@ -123,18 +123,16 @@ def _probe_examples(subj: Subject):
     return cache.memo(_examples, cache.checkpoint(subj.path))
 
 
-def _probe(subj: Subject, path: str | None = None):
-    """The coreference probe of the subject's checkpoint (or of a snapshot at path) on the subject's probe set."""
-    examples = _probe_examples(subj)
-    c = cache.checkpoint(path or subj.path)
-    return cache.memo(coreference_probe, c.model, c.tokenizer, examples)
+def _lane_probe(subj: Subject, path: str):
+    """(probe, job): the coreference probe of the checkpoint at path on the subject's probe set if computed, else
+    (None, its job in the background lane: off the page thread, holding no work slot)."""
+    c = cache.checkpoint(path)
+    return background.start(coreference_probe, c.model, c.tokenizer, _probe_examples(subj))
 
 
 def _background_probe(subj: Subject, tr: Translator, key: str):
-    """The subject's probe if computed; else None, with a progress bar while the lane computes it (off this
-    thread, holding no work slot)."""
-    c = cache.checkpoint(subj.path)
-    probe, job = background.start(coreference_probe, c.model, c.tokenizer, _probe_examples(subj))
+    """The subject's probe if computed; else None, with a progress bar while the lane computes it."""
+    probe, job = _lane_probe(subj, subj.path)
     if job is not None:
         background.progress(job, key, tr)
     return probe
@@ -279,11 +277,14 @@ def training_tab(subj: Subject, ckpt: Checkpoint, a: Analysis, tr: Translator) -
         plot(figures.attention_heatmap(grid, rows, cols, tr, title), "lab_snapshot_map", tr)
     q = pronoun_query(choice.kind)
     if has_probe_set(ckpt.card) and q is not None:
+        lane = [_lane_probe(subj, path) for path in [*(str(p) for _, p in snaps), subj.path]]  # every job queued
+        waiting = next((job for _, job in lane if job is not None), None)
+        if waiting is not None:
+            background.progress(waiting, "lab_formation_progress", tr)
+            return
         xs = [s for s, _ in snaps]
-        ys = [float(_probe(subj, str(p)).scores[q][choice.layer, choice.head]) for _, p in snaps]
-        final = _probe(subj)
         xs.append(ckpt.card["step"] if isinstance(ckpt.card.get("step"), int) else xs[-1] + 1)
-        ys.append(float(final.scores[q][choice.layer, choice.head]))
+        ys = [float(probe.scores[q][choice.layer, choice.head]) for probe, _ in lane]
         label = head_label(choice, tr)
         plot(
             figures.line_chart(

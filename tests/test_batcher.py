@@ -617,3 +617,32 @@ def test_the_continuous_batcher_decodes_through_beam_batch(tiny, monkeypatch):
     got = analyse_batch(model, tok, ["The dog is red.", "It is red."], 1)
     assert all(type(g).__name__ == "Analysis" for g in got)
     assert calls and calls[0] == 2
+
+
+def test_a_page_waits_for_a_work_slot_a_bounded_time_and_says_so(monkeypatch):
+    """Issue 60, fault 4: _slots.acquire() waited without a bound; with every slot held, a page now gives up after
+    SLOT_WAIT_S with ServerBusy (the app shows common.server_busy), and the slots are all free afterwards."""
+    import threading
+
+    from pages._ui import slots
+
+    monkeypatch.setattr(slots, "SLOT_WAIT_S", 0.05)
+    monkeypatch.setattr(slots, "_slots", threading.BoundedSemaphore(1))
+    hold, done = threading.Event(), threading.Event()
+
+    def holder():
+        with slots.work_slot():
+            hold.set()
+            done.wait(5)
+
+    t = threading.Thread(target=holder)
+    t.start()
+    hold.wait(5)
+    with pytest.raises(slots.ServerBusy):
+        with slots.work_slot():
+            pass
+    assert slots.arriving() == 1  # the holder alone: the refused page is not counted as on its way
+    done.set()
+    t.join()
+    with slots.work_slot():  # free again
+        pass

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import shutil
 import threading
-from types import SimpleNamespace
 
 import pytest
 
@@ -43,15 +42,19 @@ def test_peek_never_computes_nor_waits_for_a_computation_in_flight():
 
 
 @pytest.mark.timeout(60)
-def test_the_probe_peek_returns_none_while_another_session_computes(monkeypatch, tmp_path):
+def test_the_probe_peek_returns_none_while_the_lane_computes(monkeypatch):
+    """An imported model's probe is the background lane's (issue 60, fault 4): a page only peeks at it."""
+    from pages._ui import cache
+
     shared: BoundedCache[dict] = BoundedCache(4, 2**20)
-    monkeypatch.setattr(probe, "_probes", lambda: shared)
-    ckpt = SimpleNamespace(path=tmp_path)
-    t, _, release = _in_flight(shared, probe._probe_key(ckpt))
-    assert probe._computed(ckpt) is None  # neither blocks nor leaks a sentinel
+    monkeypatch.setattr(cache, "results", lambda: shared)
+    args = ("model", "tokenizer", [1, 2, 3])
+    monkeypatch.setattr(probe, "_probe_args", lambda ckpt: args)
+    t, _, release = _in_flight(shared, cache.call_key(probe.coreference_evaluation, args, {}))
+    assert probe._computed(None) is None  # neither blocks nor leaks a sentinel
     release.set()
     t.join()
-    assert probe._computed(ckpt) == {"done": True}
+    assert probe._computed(None) == {"done": True}
 
 
 @pytest.mark.timeout(60)

@@ -178,6 +178,9 @@ def test_rollout_and_training_tabs():
     at = run(app("headlab", lab_tab="rollout", checkpoint=align.name))
     assert check_value(at, "rollout_rows") <= 1e-9
     tab(at, "lab_tab", "lab.tab.training")
+    # issue 60, fault 4: the snapshots' probes run in the background lane, the tab shows progress first
+    assert at.get("progress") and "lab_formation" not in figures(at)
+    settle(at)
     assert {"lab_snapshot_map", "lab_formation"} <= set(figures(at))
     formation = figures(at)["lab_formation"]["data"][0]
     # one point per snapshot and the final model; the head forms

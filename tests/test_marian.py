@@ -524,13 +524,15 @@ def imported_6x8(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_every_page_renders_on_an_imported_marian_of_the_papers_shape(imported_6x8, monkeypatch):
-    from apptest import app, figures, run
+    from apptest import app, figures, run, settle
 
     from pages._ui.i18n import Translator
 
     monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(imported_6x8))
     text = "The dog was too tired, so it stayed home."
     at = run(app(checkpoint="opus-mt-en-fr", text=text))
+    assert at.get("progress"), "the probe runs in the background lane, the page shows its progress"
+    settle(at)
     figs = figures(at)
     assert figs, "the explorer shows figures"
     infos = [i.value for i in at.info]

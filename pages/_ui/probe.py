@@ -2,63 +2,52 @@
 
 Our checkpoints carry the coreference probe in their card. An imported opus-mt model has none:
 for a French target it is computed here, on demand (the route statement asks), once per
-checkpoint for every session, with a progress bar; for other targets the route statement says
+checkpoint for every session, in the background lane with a progress bar; for other targets the route statement says
 why it does not apply.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
-
-import streamlit as st
 
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
+from transformer.corpus import CorpusSpec, generate_test
 from transformer.inspection.card import ROUTE_THRESHOLD, best_probe_head, probe_scores, route_kind
 from transformer.inspection.languages import target_language as pair_target
 from transformer.inspection.languages import writes_without_spaces
 from transformer.marian import coreference_applies, coreference_evaluation, is_imported, target_language
 
-from .lru import BoundedCache
+from . import background, cache
 
 MARK_THRESHOLD = 0.8
 PROBE_SENTENCES = 200  # held-out coreference sentences probed on an imported model (~20 s at base size)
 
 
-@st.cache_resource(show_spinner=False)
-def _probes() -> BoundedCache[dict]:
-    """Computed probes of imported checkpoints: a few kB each, 16 at most."""
-    return BoundedCache(16, 4 * 2**20)
+@functools.lru_cache(maxsize=1)
+def probe_examples() -> tuple:
+    """The held-out coreference sentences an imported model is probed on (the same for every model)."""
+    return tuple(generate_test(CorpusSpec())[:PROBE_SENTENCES])
 
 
-def _probe_key(ckpt: Checkpoint) -> tuple:
-    from . import cache
-
-    return (str(ckpt.path), cache.stamp(str(ckpt.path)), PROBE_SENTENCES)
+def _probe_args(ckpt: Checkpoint) -> tuple:
+    return (ckpt.model, ckpt.tokenizer, list(probe_examples()))
 
 
 def _computed(ckpt: Checkpoint) -> dict | None:
-    """The probe if a session has computed it already; never computes nor waits for one in flight."""
-    return _probes().peek(_probe_key(ckpt))
+    """The probe if the lane has computed it already; never computes nor waits for one in flight."""
+    return cache.results().peek(cache.call_key(coreference_evaluation, _probe_args(ckpt), {}))
 
 
-def compute_probe(ckpt: Checkpoint, tr) -> dict:
-    """The probe of an imported French-target checkpoint, computed now if no session has yet (progress bar)."""
-    from transformer.corpus import CorpusSpec, generate_test
-
-    def run() -> dict:
-        examples = generate_test(CorpusSpec())[:PROBE_SENTENCES]
-        bar = st.progress(0.0, text=tr("marian.probe_running", n=len(examples)))
-
-        def step(done: int, total: int) -> None:
-            bar.progress(done / total, text=tr("marian.probe_progress", done=done, total=total))
-
-        try:
-            return coreference_evaluation(ckpt.model, ckpt.tokenizer, examples, step)
-        finally:
-            bar.empty()
-
-    return _probes().get(_probe_key(ckpt), run)
+def compute_probe(ckpt: Checkpoint, tr, key: str) -> dict | None:
+    """The probe of an imported French-target checkpoint; while the background lane computes it (once per
+    checkpoint for every session, off the page thread and holding no work slot), None and a progress bar
+    under container `key`."""
+    value, job = background.start(coreference_evaluation, *_probe_args(ckpt))
+    if job is not None:
+        background.progress(job, key, tr, tr("marian.probe_running", n=PROBE_SENTENCES))
+    return value
 
 
 def probe_card(ckpt: Checkpoint) -> dict[str, Any]:
@@ -90,10 +79,11 @@ def default_kind(ckpt: Checkpoint) -> AttentionKind:
     return route_kind(probe_card(ckpt), ckpt.config)
 
 
-def route_statement(ckpt: Checkpoint, tr) -> str | None:
+def route_statement(ckpt: Checkpoint, tr, key: str = "route_probe") -> str | None:
     """Where this checkpoint decides il/elle, in one sentence built from its card's probe scores.
 
-    For an imported model: computed on demand for a French target; for another, why it does not apply.
+    For an imported model: computed on demand for a French target, in the background lane (None and a progress
+    bar under container `key` meanwhile); for another target, why it does not apply.
     """
     card = ckpt.card
     if not is_imported(card) and writes_without_spaces(pair_target(card)):
@@ -101,7 +91,10 @@ def route_statement(ckpt: Checkpoint, tr) -> str | None:
     if is_imported(card):
         if not coreference_applies(card):
             return tr("marian.probe_not_french", lang=target_language(card) or "?")
-        card = {**card, "evaluation": compute_probe(ckpt, tr)}
+        computed = compute_probe(ckpt, tr, key)
+        if computed is None:
+            return None
+        card = {**card, "evaluation": computed}
     enc = best_probe_head(card, ckpt.config, AttentionKind.ENCODER)
     cross = best_probe_head(card, ckpt.config, AttentionKind.CROSS)
     if enc is None or cross is None:

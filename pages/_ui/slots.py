@@ -15,10 +15,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 WORK_SLOTS = int(os.environ.get("TRANSFORMER_WORK_SLOTS", str(os.cpu_count() or 2)))
+# the longest a page waits for a slot before it says the server is busy (a class of 30 waits well under a second)
+SLOT_WAIT_S = float(os.environ.get("TRANSFORMER_SLOT_WAIT_S", "60"))
 _slots = threading.BoundedSemaphore(WORK_SLOTS)
 _held = threading.local()
 _arriving = [0]  # page runs started (holding or waiting for a slot) that have not yet waited for the model
 _count = threading.Lock()
+
+
+class ServerBusy(RuntimeError):
+    """No work slot came free within SLOT_WAIT_S: the page says so instead of waiting for ever."""
+
+
+def _acquire() -> None:
+    if not _slots.acquire(timeout=SLOT_WAIT_S):
+        raise ServerBusy(f"no work slot came free in {SLOT_WAIT_S:g} s")
 
 
 def arriving() -> int:
@@ -40,7 +51,7 @@ def work_slot() -> Iterator[None]:
         _arriving[0] += 1
     _held.arriving = True
     try:
-        _slots.acquire()
+        _acquire()
         _held.slot = True
         yield
     finally:
@@ -62,5 +73,5 @@ def released() -> Iterator[None]:
     try:
         yield
     finally:
-        _slots.acquire()
+        _acquire()
         _held.slot = True

@@ -86,3 +86,4 @@ def test_a_failing_request_fails_alone_with_its_message(client, tmp_path):
 def test_the_environment_variable_turns_the_app_into_a_thin_client(client, monkeypatch):
     monkeypatch.setenv("TRANSFORMER_RAY_ADDRESS", "auto")
     assert isinstance(backend_from_env(), RayClient)
+

@@ -91,3 +91,27 @@ def test_an_idle_batcher_holds_no_model_nor_result(beam):
     del model, tok, result
     gc.collect()
     assert [r() for r in refs] == [None, None, None]
+
+
+def test_the_deployment_refuses_a_path_outside_the_root_and_reloads_a_changed_card(tmp_path, monkeypatch):
+    """Issue 60, fault 5: the deployment loaded any path a client sent, and knew a checkpoint by its weights'
+    mtime alone, so a card changed in place (its α) was never read again."""
+    import json
+    import shutil
+
+    from transformer.layout import CARD_FILE, DEFAULT_CHECKPOINT, checkpoint_stamp
+    from transformer.serving.ray_serve import Analyser, OutsideRoot
+
+    root = tmp_path / "root"
+    shutil.copytree(DEFAULT_CHECKPOINT, root / "m", ignore=shutil.ignore_patterns("snapshots"))
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(root))
+    worker = Analyser.func_or_class()
+    with pytest.raises(OutsideRoot, match="not inside the checkpoints folder"):
+        worker._checkpoint(str(DEFAULT_CHECKPOINT), checkpoint_stamp(DEFAULT_CHECKPOINT))
+    path = str(root / "m")
+    first = worker._checkpoint(path, checkpoint_stamp(path))
+    card = json.loads((root / "m" / CARD_FILE).read_text())
+    card.setdefault("decoding", {})["alpha"] = 7.5
+    (root / "m" / CARD_FILE).write_text(json.dumps(card))
+    again = worker._checkpoint(path, checkpoint_stamp(path))
+    assert again is not first and again.alpha == 7.5

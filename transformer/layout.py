@@ -76,6 +76,23 @@ def inside(root: Path, path: Path) -> bool:
     return True
 
 
+def checkpoint_stamp(path: str | Path) -> tuple:
+    """What identifies a checkpoint's files on disk: (name, mtime_ns, size) of each file it is read from, the
+    weights, the card, the config and the tokenizer files (a missing one counts as absent), so that a checkpoint
+    rewritten in place or its card updated (α) is loaded again."""
+    folder = Path(path)
+    names = (MODEL_FILE, CARD_FILE, CONFIG_FILE, *(tokenizer_files(folder) or (TOKENIZER_FILE,)))
+    out = []
+    for name in names:
+        try:
+            st_ = (folder / name).stat()
+        except OSError:
+            out.append((name, None, None))
+        else:
+            out.append((name, st_.st_mtime_ns, st_.st_size))
+    return tuple(out)
+
+
 def snapshot_dir(run: Path, step: int) -> Path:
     return run / SNAPSHOT_DIR / f"step-{step:06d}"
 

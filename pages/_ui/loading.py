@@ -4,12 +4,11 @@ and the st.cache_resource model loading behind cache.checkpoint."""
 from __future__ import annotations
 
 import weakref
-from pathlib import Path
 
 import streamlit as st
 
 from transformer.checkpoint import Checkpoint, load_checkpoint
-from transformer.layout import CARD_FILE, CONFIG_FILE, MODEL_FILE, TOKENIZER_FILE, tokenizer_files
+from transformer.layout import checkpoint_stamp
 
 from .keys import _register
 from .lru import BoundedCache
@@ -20,28 +19,12 @@ STAMP_S = 1.0  # how long one read of the file system (a weights' time, the fold
 _stamps: BoundedCache[float] = BoundedCache(64, 2**16, size_of=lambda _: 1, ttl_s=STAMP_S)
 
 
-def _stat(path: str) -> tuple:
-    """(name, mtime_ns, size) of each file a checkpoint is read from: the weights, the card, the config and
-    the tokenizer files (a missing one counts as absent)."""
-    folder = Path(path)
-    names = (MODEL_FILE, CARD_FILE, CONFIG_FILE, *(tokenizer_files(folder) or (TOKENIZER_FILE,)))
-    out = []
-    for name in names:
-        try:
-            st_ = (folder / name).stat()
-        except OSError:
-            out.append((name, None, None))
-        else:
-            out.append((name, st_.st_mtime_ns, st_.st_size))
-    return tuple(out)
-
-
 def stamp(path: str) -> tuple:
     """What identifies a loaded checkpoint: the modification time and size of its weights, card, config and
     tokenizer: a checkpoint rewritten in place, or its card updated (update_card), is loaded again (within
     STAMP_S; at once after forget_stamps). Read once per STAMP_S for the server: three reads per run, under 30 sessions
     each system call waited for the interpreter lock again (7 % of the server's time, py-spy)."""
-    return _stamps.get(path, lambda: _stat(path))
+    return _stamps.get(path, lambda: checkpoint_stamp(path))
 
 
 def forget_stamps() -> None:

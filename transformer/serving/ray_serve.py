@@ -27,7 +27,7 @@ from ray.serve.handle import DeploymentHandle
 
 from ..analysis import Analysis
 from ..checkpoint import Checkpoint, load_checkpoint
-from ..layout import MODEL_FILE
+from ..layout import checkpoint_stamp, checkpoints_root, inside
 from ..options import DEFAULT, CallOptions
 from .batcher import MAX_PIECES, MAX_SENTENCES, WINDOW_S
 from .running_batch import analyse_batch
@@ -47,8 +47,8 @@ class RemoteAnalysisError(RuntimeError):
 
 @dataclass(frozen=True)
 class Request:
-    path: str  # the checkpoint directory, as every node sees it
-    mtime: float  # the weights' modification time: a rewritten checkpoint is loaded again
+    path: str  # the checkpoint directory, as every node sees it; inside the deployment's checkpoints root
+    stamp: tuple  # layout.checkpoint_stamp: a rewritten checkpoint, or its card changed (α), is loaded again
     text: str
     beam: int = 1
     options: CallOptions = DEFAULT
@@ -61,9 +61,8 @@ class Reply:
     error: str = ""
 
 
-def weights_mtime(path: str | Path) -> float:
-    p = Path(path) / MODEL_FILE
-    return p.stat().st_mtime if p.exists() else 0.0
+class OutsideRoot(ValueError):
+    """A request for a folder outside the deployment's checkpoints root: never loaded."""
 
 
 @serve.deployment(ray_actor_options={"num_cpus": 1}, max_ongoing_requests=4 * MAX_SENTENCES)
@@ -72,10 +71,15 @@ class Analyser:
 
     def __init__(self, max_pieces: int = MAX_PIECES) -> None:
         self.max_pieces = max_pieces
-        self._models: OrderedDict[tuple[str, float], Checkpoint] = OrderedDict()
+        self._models: OrderedDict[tuple[str, tuple], Checkpoint] = OrderedDict()
 
-    def _checkpoint(self, path: str, mtime: float) -> Checkpoint:
-        key = (path, mtime)
+    def _checkpoint(self, path: str, stamp: tuple) -> Checkpoint:
+        """The checkpoint at path (loaded once per stamp); a path outside the checkpoints root is refused, as the
+        app refuses it: a client's path is never trusted."""
+        root = checkpoints_root()
+        if not inside(root, Path(path)):
+            raise OutsideRoot(f"{path} is not inside the checkpoints folder {root}; refusing to load it")
+        key = (path, stamp)
         if key not in self._models:
             ckpt = load_checkpoint(path)
             ckpt.model.eval().requires_grad_(False)
@@ -90,10 +94,10 @@ class Analyser:
         replies: list[Reply | None] = [None] * len(requests)
         groups: dict[tuple, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.path, r.mtime, r.beam, r.options), []).append(i)
-        for (path, mtime, beam, options), idx in groups.items():
+            groups.setdefault((r.path, r.stamp, r.beam, r.options), []).append(i)
+        for (path, stamp, beam, options), idx in groups.items():
             try:
-                ckpt = self._checkpoint(path, mtime)
+                ckpt = self._checkpoint(path, stamp)
             except Exception as exc:  # noqa: BLE001  a bad checkpoint fails its own requests only
                 for i in idx:
                     replies[i] = Reply(None, type(exc).__name__, str(exc))
@@ -149,7 +153,7 @@ class RayClient:
     def analyse(self, ckpt: Checkpoint, text: str, beam: int = 1, options: CallOptions = DEFAULT) -> Analysis:
         path = str(Path(ckpt.path).resolve())
         bound = result_timeout_s()
-        response = self.handle.remote(Request(path, weights_mtime(path), text, int(beam), options))
+        response = self.handle.remote(Request(path, checkpoint_stamp(path), text, int(beam), options))
         try:
             reply: Reply = response.result(timeout_s=bound)
         except TimeoutError:  # Ray's GetTimeoutError is one

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import streamlit as st
 
 from pages._ui import cache, figures
@@ -13,11 +11,10 @@ from pages._ui.sentence import sentence_analysis
 from pages._ui.session import Subject, open_page
 from pages._ui.widgets import check, ensure_choice, head_picker, lazy_tabs, plot, show_view, table
 from transformer.attention import AttentionKind
-from transformer.checkpoint import Checkpoint
+from transformer.checkpoint import Checkpoint, CheckpointError
 from transformer.inspection import masking
 from transformer.inspection.masking import Stage
-from transformer.layout import METRICS_FILE, checkpoints_root
-from transformer.training.metrics import read_metrics
+from transformer.layout import checkpoints_root
 
 TABS = ("padding", "look_ahead", "off")
 OTHER = "The dogs and the cat didn't cross the bridge because they were too tired."
@@ -78,20 +75,20 @@ def _leak_runs(tr: Translator) -> None:
         return
     series, rows = {}, []
     for name, path in found.items():
-        card = json.loads((path / "card.json").read_text(encoding="utf-8"))
-        metrics = read_metrics(path / METRICS_FILE).steps
         label = tr(f"masks.leak.{name}")
-        series[label] = ([m["step"] for m in metrics], [m["loss"] for m in metrics])
-        evaluation = card.get("evaluation", {})
+        try:
+            run = masking.read_leak_run(path)
+        except CheckpointError as exc:
+            st.warning(tr("masks.leak.unreadable", name=name, error=exc))
+            continue
+        series[label] = (run.steps, run.losses)
         rows.append(
             {
                 tr("masks.leak.col_model"): label,
-                tr("masks.leak.col_look_ahead"): "✓"
-                if card.get("train_config", {}).get("look_ahead_mask", True)
-                else "✗",
-                tr("masks.leak.col_loss"): round(metrics[-1]["loss"], 3) if metrics else None,
-                tr("masks.leak.col_exact"): evaluation.get("exact_match"),
-                tr("masks.leak.col_time"): card.get("wall_time_s"),
+                tr("masks.leak.col_look_ahead"): "✓" if run.look_ahead_mask else "✗",
+                tr("masks.leak.col_loss"): None if run.final_loss is None else round(run.final_loss, 3),
+                tr("masks.leak.col_exact"): run.exact_match,
+                tr("masks.leak.col_time"): run.wall_time_s,
             }
         )
     plot(

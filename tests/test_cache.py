@@ -60,6 +60,21 @@ def test_entries_expire_after_their_ttl(monkeypatch):
     assert set(c._entries) == {"fresh"}
 
 
+def test_every_expired_entry_is_evicted_not_only_the_least_recently_used(monkeypatch):
+    """Issue 60, fault 7: eviction looked at the LRU end only, so an old entry that a hit had moved to the other
+    end stayed (and held its bytes) long after its ttl."""
+    now = [1000.0]
+    monkeypatch.setattr("pages._ui.lru.time.monotonic", lambda: now[0])
+    c = BoundedCache(10, 10**6, lambda _: 100, ttl_s=60)
+    c.get("old", lambda: 0)
+    now[0] += 30
+    c.get("young", lambda: 0)
+    c.get("old", lambda: 0)  # a hit: "old" is now the most recently used, "young" the least
+    now[0] += 31  # "old" expired (61 s), "young" not (31 s)
+    c.get("new", lambda: 0)
+    assert set(c._entries) == {"young", "new"} and c.nbytes == 200
+
+
 def test_one_computation_per_key_under_threads():
     c = BoundedCache(10, 10**6, size_of)
     calls, gate = [], threading.Event()

@@ -97,3 +97,16 @@ def test_a_preset_without_out_trains_into_its_own_shipped_folder(capsys):
     for preset, folder in cases:
         assert main(["train", "--preset", preset]) == 2
         assert f"checkpoints/{folder} already holds a trained checkpoint" in capsys.readouterr().err
+
+
+def test_pickle_ask_without_a_terminal_means_no(monkeypatch, capsys):
+    """Issue 60, fault 7: --pickle ask read a pickle whenever stdin was not a terminal (a script, a pipe)."""
+    import argparse
+    import io
+
+    from transformer.cli import _pickle_consent
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # not a terminal, whatever it holds
+    assert _pickle_consent(argparse.Namespace(pickle="ask")) is False
+    assert "--pickle yes" in capsys.readouterr().err
+    assert _pickle_consent(argparse.Namespace(pickle="yes")) is True

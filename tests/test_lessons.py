@@ -135,3 +135,29 @@ def test_the_padding_effect_never_runs_past_max_len(trained_checkpoint):
     long = " ".join(["the cat sat on the mat because it was tired"] * 40)
     effect = masking.padding_effect(model, ckpt.tokenizer, long, "a dog")
     assert effect.n_pads >= 1 and effect.delta < 1e-9
+
+
+def test_a_leak_twins_files_are_read_with_a_cap_and_their_types_checked(tmp_path, monkeypatch):
+    """Issue 60, fault 7: the Masks page read the twins' cards without a size cap or type checks, and a metrics
+    record without "loss" raised KeyError."""
+    import json as _json
+
+    from transformer import checkpoint
+    from transformer.checkpoint import CheckpointError
+    from transformer.inspection.masking import read_leak_run
+
+    run = tmp_path / "leak-masked"
+    run.mkdir()
+    (run / "card.json").write_text(_json.dumps({"train_config": "oops", "evaluation": {"exact_match": "high"},
+                                                "wall_time_s": True}))
+    (run / "metrics.jsonl").write_text('{"step": 1, "loss": 2.5}\n{"step": 2}\n{"step": 3, "loss": "x"}\n[1]\n')
+    leak = read_leak_run(run)
+    assert (leak.steps, leak.losses, leak.final_loss) == ([1], [2.5], 2.5)
+    assert leak.look_ahead_mask and leak.exact_match is None and leak.wall_time_s is None
+    (run / "card.json").write_text("[]")
+    with pytest.raises(CheckpointError, match="not a JSON object"):
+        read_leak_run(run)
+    monkeypatch.setattr(checkpoint, "MAX_JSON_BYTES", 10)
+    (run / "card.json").write_text(_json.dumps({"pad": "x" * 100}))
+    with pytest.raises(CheckpointError, match="larger than"):
+        read_leak_run(run)

@@ -202,8 +202,10 @@ def _pickle_consent(args: argparse.Namespace) -> bool:
     """Whether a folder holding only pytorch_model.bin may be read (through torch.load(weights_only=True))."""
     if args.pickle != "ask":
         return args.pickle == "yes"
-    if not sys.stdin.isatty():
-        return True  # non-interactive: allowed, with the note printed by cmd_import_marian
+    if not sys.stdin.isatty():  # nobody to ask: no is the answer (a script says --pickle yes if it means it)
+        print("note: no terminal to ask whether to read pytorch_model.bin; pass --pickle yes to allow it",
+              file=sys.stderr)
+        return False
     answer = input("The folder may hold only pytorch_model.bin (a pickle). Read it through "
                    "torch.load(weights_only=True), which loads tensors and no code? [y/N] ")
     return answer.strip().lower() in ("y", "yes")

@@ -84,12 +84,11 @@ class BoundedCache(Generic[V]):
         return self._bytes
 
     def _evict(self) -> None:
-        now = time.monotonic()
-        while self._entries and (
-            len(self._entries) > self.max_entries
-            or self._bytes > self.max_bytes
-            or (self.ttl_s is not None and now - next(iter(self._entries.values()))[2] > self.ttl_s)
-        ):
+        if self.ttl_s is not None:  # every expired entry: a hit moves an old one away from the LRU end
+            now = time.monotonic()
+            for key in [k for k, (_, _, t) in self._entries.items() if now - t > self.ttl_s]:
+                self._bytes -= self._entries.pop(key)[1]
+        while self._entries and (len(self._entries) > self.max_entries or self._bytes > self.max_bytes):
             _, (_, size, _) = self._entries.popitem(last=False)
             self._bytes -= size
 

@@ -8,16 +8,20 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..attention import AttentionKind
+from ..checkpoint import CheckpointError, read_json
 from ..decoding import greedy_decode, require_eval
+from ..layout import CARD_FILE, METRICS_FILE
 from ..model import Transformer
 from ..options import CallOptions
 from ..tokenizer import Tokenizer, pad_batch
+from ..training.metrics import read_metrics
 from . import on_model_device
 
 
@@ -193,3 +197,40 @@ def padding_effect(model: Transformer, tokenizer: Tokenizer, text: str, other: s
         tokens = greedy_decode(model, padded_src, 2 * S + 8, return_attention=False, options=options).tokens
         translations[name] = tokenizer.decode(tokens)
     return PaddingEffect(S - len(ids), deltas["masked"], deltas["open"], translations["masked"], translations["open"])
+
+
+@dataclass(frozen=True)
+class LeakRun:
+    """One of the look-ahead twins (checkpoints/leak-masked, leak-no-mask) as its files tell it."""
+
+    steps: list[int]
+    losses: list[float]
+    look_ahead_mask: bool
+    exact_match: float | None
+    wall_time_s: float | None
+
+    @property
+    def final_loss(self) -> float | None:
+        return self.losses[-1] if self.losses else None
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def read_leak_run(path: Path) -> LeakRun:
+    """The twin at path: its card (size-capped, every field type-checked) and its logged losses (a record without
+    a numeric loss is skipped). Raises CheckpointError for a card that cannot be read."""
+    card = read_json(path / CARD_FILE)
+    if not isinstance(card, dict):
+        raise CheckpointError(f"{CARD_FILE} is not a JSON object")
+    records = [m for m in read_metrics(path / METRICS_FILE).steps if _number(m.get("loss")) is not None]
+    train_config = card.get("train_config") if isinstance(card.get("train_config"), dict) else {}
+    evaluation = card.get("evaluation") if isinstance(card.get("evaluation"), dict) else {}
+    return LeakRun(
+        steps=[int(m["step"]) if isinstance(m["step"], int) else i for i, m in enumerate(records)],
+        losses=[float(m["loss"]) for m in records],
+        look_ahead_mask=train_config.get("look_ahead_mask", True) is not False,
+        exact_match=_number(evaluation.get("exact_match")),
+        wall_time_s=_number(card.get("wall_time_s")),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import cache, headlab_b
+from pages._ui import cache, norms_and_alignment
 from pages._ui.folder import checkpoint_choices
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_head, default_kind, route_statement
@@ -40,13 +40,13 @@ def _enlarge_clicked() -> None:
 
 def heads_tab(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.heads.caption"))
-    normed = headlab_b.explorer_toggle(tr)  # raw weights or ‖α f(x)‖ (Kobayashi et al. 2020)
+    normed = norms_and_alignment.explorer_toggle(tr)  # raw weights or ‖α f(x)‖ (Kobayashi et al. 2020)
     slots = st.columns(2) + st.columns(2)
     for col, kind in zip(slots, (AttentionKind.ENCODER, AttentionKind.CROSS, AttentionKind.DECODER)):
         with col:
             choice = head_picker(f"heads_{kind.value}", ctx.checkpoint, tr, default_kind=kind)
             if normed:
-                headlab_b.show_norm_head(choice, ctx, tr, f"head_{kind.value}")
+                norms_and_alignment.show_norm_head(choice, ctx, tr, f"head_{kind.value}")
             else:
                 show_view(HeadView(choice), ctx, tr, f"head_{kind.value}")
     with slots[3]:

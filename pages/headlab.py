@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from pages._ui import background, cache, figures, headlab_b, research
+from pages._ui import background, cache, figures, norms_and_alignment, research
 from pages._ui.folder import inside_root
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_kind, no_probe_set
@@ -50,7 +50,7 @@ from transformer.inspection.heads import STATISTICS, head_statistics, rollout
 from transformer.layout import snapshots
 from transformer.options import CallOptions, HeadMask
 
-TABS = ("statistics", "probe", "ablation", "rollout", "training", *research.TABS, *headlab_b.TABS)
+TABS = ("statistics", "probe", "ablation", "rollout", "training", *research.TABS, *norms_and_alignment.TABS)
 PROBE_N = 300
 KINDS = list(AttentionKind)
 
@@ -313,7 +313,7 @@ RENDER = {
     "rollout": rollout_tab,
     "training": training_tab,
     **research.RENDER,  # roles, importance and pruning, logit lens (pages/_ui/research.py)
-    **headlab_b.RENDER,  # norm-weighted attention, alignment (pages/_ui/headlab_b.py)
+    **norms_and_alignment.RENDER,  # norm-weighted attention, alignment (pages/_ui/norms_and_alignment.py)
 }
 
 

@@ -30,7 +30,7 @@ def plot(fig, key: str, tr: Translator | None = None, *, file_name: str | None =
     changes (hover, drag to zoom, PNG from the camera icon); any other figure in plotly, with the
     app's toolbar (PNG download from the camera icon). With a translator, an SVG (vector) download of
     the same figure below it (key f"{key}_svg"; file_name, default the key); only a caller that lays
-    out its own download buttons (headlab_b.show) leaves it out."""
+    out its own download buttons (norms_and_alignment.show) leaves it out."""
     if isinstance(fig, figures.Heatmap):
         assert not kw, "the canvas heatmap takes no plotly options"
         _heatmap(key=key, data=fig.to_dict())

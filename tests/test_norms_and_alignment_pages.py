@@ -115,7 +115,7 @@ def test_the_norm_tab_shows_progress_first_then_the_disagreement_computed_off_th
     import functools
     import threading
 
-    from pages._ui import background, cache, headlab_b, slots
+    from pages._ui import background, cache, norms_and_alignment, slots
 
     ran = []
 
@@ -124,7 +124,7 @@ def test_the_norm_tab_shows_progress_first_then_the_disagreement_computed_off_th
         ran.append((threading.current_thread().name, getattr(slots._held, "slot", False)))
         return disagreement(*args, **kwargs)
 
-    monkeypatch.setattr(headlab_b, "disagreement", watched)
+    monkeypatch.setattr(norms_and_alignment, "disagreement", watched)
     background.drain()
     cache.results().clear()  # a disagreement computed by an earlier test would be shown at once
     at = run(app("headlab", lab_tab="hlb.norms"))

@@ -2,12 +2,14 @@
 
 - :mod:`.lexicon`: the words (nouns, adjectives, connectives), pure data.
 - :mod:`.french`: French grammar (articles, elision, contraction, agreement) and the one pronoun detector.
-- :mod:`.generator`: templates, :class:`Example`, the splits (:func:`generate`, :func:`generate_test`).
+- :mod:`.generator`: templates, :class:`Example`, the plain sentences and the test split (:func:`generate_test`).
+- :mod:`.coref`: the training corpus by split, plain sentences and typed variants mixed (:func:`generate`).
 - :mod:`.tsv`: source<TAB>target files, one line rule for the trainer and the app's upload check.
 """
 
 from __future__ import annotations
 
+from .coref import generate
 from .french import (
     FRENCH_PRONOUNS,
     PRONOUN_RE,
@@ -28,7 +30,6 @@ from .generator import (
     CorpusSpec,
     Example,
     en_np,
-    generate,
     generate_test,
     held_out_pairs,
     make_pronoun_example,

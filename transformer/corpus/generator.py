@@ -331,27 +331,18 @@ def _split_pairs(spec: CorpusSpec) -> tuple[set, list, list]:
     return held, train_pairs, test_pairs_
 
 
+def generate_plain(spec: CorpusSpec, n: int) -> list[Example]:
+    """n training sentences of the plain templates (no typed variants), seeded by spec.seed."""
+    held, train_pairs, _ = _split_pairs(spec)
+    rng = random.Random(spec.seed)
+    return [_sample(rng, spec, train_pairs, held, False) for _ in range(n)]
+
+
 def generate_test(spec: CorpusSpec = CorpusSpec()) -> list[Example]:
     """The test split alone (the same sentences as generate(spec)[1], without building the training split)."""
     held, _, test_pairs_ = _split_pairs(spec)
     test_rng = random.Random(spec.seed + 1)
     return [_sample(test_rng, spec, test_pairs_, held, True) for _ in range(spec.n_test)]
-
-
-def generate(spec: CorpusSpec = CorpusSpec()) -> tuple[list[Example], list[Example]]:
-    """(train, test): disjoint by noun pair; the test split holds every animal+street sentence.
-
-    With spec.variant_share > 0 that share of the training sentences are typed variants (clause first,
-    commas, "did not", other adverbs, lower case, new nouns and verbs; :mod:`.variants`)."""
-    held, train_pairs, _ = _split_pairs(spec)
-    rng = random.Random(spec.seed)
-    n_variants = round(spec.n_examples * spec.variant_share)
-    train = [_sample(rng, spec, train_pairs, held, False) for _ in range(spec.n_examples - n_variants)]
-    if n_variants:
-        from .variants import generate_variants
-
-        train += generate_variants(spec, n_variants)
-    return train, generate_test(spec)
 
 
 SEED_SENTENCES = (

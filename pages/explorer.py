@@ -23,7 +23,8 @@ from pages._ui.views import (
 from pages._ui.widgets import choice_radio, ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
 from transformer.attention import AttentionKind
 from transformer.checkpoint import CheckpointError
-from transformer.inspection.languages import target_language, writes_without_spaces
+from transformer.inspection.languages import writes_without_spaces
+from transformer.provenance import target_language
 
 KINDS = list(AttentionKind)
 TABS = ("heads", "overview", "focus", "words", "compare", "replay")

@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = load_checkpoint(args.checkpoint)
     if args.corpus == "typed":  # a test set only: transformer/corpus/typed.py
         from transformer.corpus.typed import typed_pairs
-        from transformer.inspection.languages import target_language
+        from transformer.provenance import target_language
 
         pairs, args.split = spaced(typed_pairs(target_language(ckpt.card) or "fr"), args.n), "test"
     else:

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.evaluate_real import typed_report
-    from transformer.inspection.languages import target_language
+    from transformer.provenance import target_language
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformer.checkpoint import DECODING, load_checkpoint, update_card
     from transformer.corpus.real import load_real
     from transformer.evaluate_real import BEAM, score, translate
-    from transformer.inspection.languages import target_language
+    from transformer.provenance import target_language
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)

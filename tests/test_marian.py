@@ -340,7 +340,7 @@ def test_a_hugging_face_cache_snapshot_imports(marian_src, tmp_path):
 
 
 def test_which_imports_the_coreference_probe_applies_to():
-    from transformer.marian import coreference_applies
+    from transformer.provenance import coreference_applies
 
     card = {"kind": "imported-marian"}
     assert [coreference_applies({**card, "target_lang": lang}) for lang in ("fr", "fra", "fr_CA", "de", "ROMANCE")] == [
@@ -563,8 +563,7 @@ def test_every_page_renders_on_an_imported_marian_of_the_papers_shape(imported_6
 
 def test_the_probe_of_an_import_is_the_cards_probe_computed_in_chunks(trained_checkpoint):
     from transformer.corpus import CorpusSpec, generate_test
-    from transformer.evaluate import coreference_probe
-    from transformer.marian import coreference_evaluation
+    from transformer.evaluate import coreference_evaluation, coreference_probe
 
     ckpt = load_checkpoint(trained_checkpoint)
     examples = generate_test(CorpusSpec.from_card(ckpt.card))[:40]

@@ -178,7 +178,7 @@ def test_a_tiny_model_learns_to_write_chinese(tmp_path):
 
 # ---------------------------------------------------------------- the language pair and the Chinese word rule
 def test_language_pair_from_the_card():
-    from transformer.inspection.languages import language_pair, pair_label
+    from transformer.provenance import language_pair, pair_label
 
     assert language_pair({"train_config": {"real_data": ["zh/libreoffice", "zh/everyday"]}}) == ("en", "zh")
     assert language_pair({"train_config": {"real_data": ["libreoffice"]}}) == ("en", "fr")

@@ -14,7 +14,7 @@ from transformers import MarianTokenizer as HFMarianTokenizer
 from pages._ui.entry import SECTIONS
 from transformer.checkpoint import load_checkpoint
 from transformer.cli import main
-from transformer.inspection.languages import language_pair
+from transformer.provenance import language_pair
 from transformer.tokenizer import folds_full_width, restore_full_width
 
 ATOL = 5e-5

@@ -289,3 +289,23 @@ def evaluate(
 
 def best_heads(heads: list[dict[str, Any]], top: int = 5) -> list[dict[str, Any]]:
     return sorted(heads, key=lambda h: -h["score"])[:top]
+
+
+def coreference_evaluation(model, tokenizer, examples, progress=None, chunk: int = 16) -> dict[str, Any]:
+    """The coreference probe on examples in the card's "evaluation" format ({"n_sentences", "heads"}).
+
+    One sentence per model call (no padding, so nothing depends on a tokenizer's pad id), in chunks
+    of ``chunk`` sentences; progress(done, total) is called after each chunk.
+    """
+    total = len(examples)
+    wins: dict[Any, np.ndarray] = {}
+    n = 0
+    for start in range(0, total, chunk):
+        part = coreference_probe(model, tokenizer, examples[start : start + chunk], batch_size=1)
+        for q in PROBE_QUERIES:
+            wins[q] = wins.get(q, 0) + part.scores[q] * part.n_sentences
+        n += part.n_sentences
+        if progress is not None:
+            progress(min(start + chunk, total), total)
+    scores = {q: (w / n if n else w * 0.0) for q, w in wins.items()}
+    return {"n_sentences": n, "heads": ProbeResult(n, scores).to_card()["heads"]}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from transformer.inspection.languages import pair_label
 from transformer.layout import (
     CARD_FILE,
     DEFAULT_NAME,
@@ -19,6 +18,7 @@ from transformer.layout import (
     outside_links,
     tree_signature,
 )
+from transformer.provenance import pair_label
 
 from . import cache
 from .lru import BoundedCache

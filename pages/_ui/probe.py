@@ -14,10 +14,10 @@ from typing import Any
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 from transformer.corpus import CorpusSpec, generate_test
+from transformer.evaluate import coreference_evaluation
 from transformer.inspection.card import ROUTE_THRESHOLD, best_probe_head, probe_scores, route_kind
-from transformer.inspection.languages import target_language as pair_target
 from transformer.inspection.languages import writes_without_spaces
-from transformer.marian import coreference_applies, coreference_evaluation, is_imported, target_language
+from transformer.provenance import coreference_applies, is_imported, stated_target, target_language
 
 from . import background, cache
 
@@ -86,11 +86,11 @@ def route_statement(ckpt: Checkpoint, tr, key: str = "route_probe") -> str | Non
     bar under container `key` meanwhile); for another target, why it does not apply.
     """
     card = ckpt.card
-    if not is_imported(card) and writes_without_spaces(pair_target(card)):
+    if not is_imported(card) and writes_without_spaces(target_language(card)):
         return chinese_route_statement(ckpt, tr)
     if is_imported(card):
         if not coreference_applies(card):
-            return tr("marian.probe_not_french", lang=target_language(card) or "?")
+            return tr("marian.probe_not_french", lang=stated_target(card) or "?")
         computed = compute_probe(ckpt, tr, key)
         if computed is None:
             return None
@@ -136,6 +136,6 @@ def chinese_route_statement(ckpt: Checkpoint, tr) -> str:
 def no_probe_set(ckpt: Checkpoint, tr) -> str:
     """Why a page has no held-out probe set for this checkpoint: a Chinese target (our probe sentences are
     English → French), else a corpus of the user's."""
-    if not is_imported(ckpt.card) and writes_without_spaces(pair_target(ckpt.card)):
+    if not is_imported(ckpt.card) and writes_without_spaces(target_language(ckpt.card)):
         return tr("zh.no_probe_set")
     return tr("lab.no_probe_set")

@@ -6,9 +6,8 @@ import streamlit as st
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
-from transformer.inspection.languages import target_language
 from transformer.inspection.training_data import Scores, Session, training_summary, zh_scores_of
-from transformer.marian import is_imported
+from transformer.provenance import is_imported, target_language
 from transformer.vocabulary import Vocabulary, for_card, words_of
 
 from . import cache

@@ -16,8 +16,9 @@ import plotly.graph_objects as go
 from transformer.analysis import Analysis
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
-from transformer.inspection.languages import target_language, target_word_groups
+from transformer.inspection.languages import target_word_groups
 from transformer.inspection.maps import diff_labels, difference, merge_words, token_focus, word_labels
+from transformer.provenance import target_language
 from transformer.tokenizer import word_groups
 
 from . import figures

@@ -8,6 +8,7 @@ from typing import Any
 from ..attention import AttentionKind, HeadId
 from ..config import TransformerConfig
 from ..evaluate import ProbeRow
+from ..provenance import coreference_applies, target_language
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,6 @@ def has_probe_set(card: dict[str, Any]) -> bool:
     """Whether held-out probe sentences can be generated for the checkpoint: not when it was trained on a file,
     nor for a model whose target language is not French (an import's, or ours into Chinese: the probe sentences
     are English → French, their pronoun rows il/elle)."""
-    from ..marian import coreference_applies  # the import's card says its languages
-    from .languages import target_language
 
     train = card.get("train_config") if isinstance(card, dict) else None
     if isinstance(train, dict) and train.get("data_file"):

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from ..corpus import CorpusSpec, generate_test
+from ..provenance import is_imported
 from ..tokenizer import TokenizerBase, pad_batch
 
 DEFAULT_REAL = ("libreoffice", "handbook")
@@ -44,7 +45,6 @@ def _real_names(card: dict[str, Any]) -> tuple[str, ...] | None:
 def heldout_pairs(card: dict[str, Any], n: int = 200) -> HeldOut:
     """The first n held-out (source, reference) pairs of a checkpoint (see the module's docstring)."""
     from ..corpus.real import load_real
-    from ..marian import is_imported
 
     names = None if is_imported(card) else _real_names(card)
     if names is None and not is_imported(card) and isinstance(card.get("train_config"), dict):

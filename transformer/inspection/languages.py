@@ -1,9 +1,6 @@
 """Which languages a checkpoint translates between, and the rules that depend on the target language.
 
-- :func:`language_pair`: (source, target) language codes from the card: an import's own (its
-  source_lang / target_lang), a card's explicit "source_lang" / "target_lang", else the committed corpora it
-  trained on (``zh/...`` corpora: English → Chinese; the others: English → French); a run on a file of the
-  user's states none (``None``).
+- the language pair itself is the card's (:mod:`transformer.provenance`: language_pair, target_language).
 - :func:`target_word_groups`: the pieces of a target row grouped into words, by the target's writing.
   Languages written with spaces: a piece marked ``▁`` opens a word (:func:`transformer.tokenizer.word_groups`).
   Chinese has no spaces, so the tokenizer marks a word start only after a space (English names, numbers): there
@@ -14,51 +11,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ..tokenizer import SPECIAL_PIECES, word_groups
 
-LANGUAGE_NAMES = {"en": "English", "fr": "French", "zh": "Chinese"}
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _CJK_PUNCT = re.compile(r"^[\u3000-\u303f\uff00-\uffef]+$")
-
-
-def _code(lang: Any) -> str | None:
-    if not isinstance(lang, str) or not lang.strip():
-        return None
-    return re.split(r"[_\-]", lang.strip().lower())[0]
-
-
-def language_pair(card: Any) -> tuple[str | None, str | None]:
-    """(source, target) language codes of a checkpoint ("en", "zh"), None where the card cannot say."""
-    if not isinstance(card, dict):
-        return None, None
-    src, tgt = _code(card.get("source_lang")), _code(card.get("target_lang"))
-    if src or tgt:
-        return src, tgt
-    from ..marian import is_imported
-
-    if is_imported(card):
-        return None, None
-    train = card.get("train_config")
-    if not isinstance(train, dict):
-        return "en", "fr"
-    if train.get("data_file"):
-        return None, None
-    names = train.get("real_data")
-    if isinstance(names, list) and names and all(isinstance(n, str) and n.startswith("zh/") for n in names):
-        return "en", "zh"
-    return "en", "fr"
-
-
-def target_language(card: Any) -> str | None:
-    return language_pair(card)[1]
-
-
-def pair_label(card: Any) -> str:
-    """ "en → zh" (a "?" for a side the card cannot say)."""
-    src, tgt = language_pair(card)
-    return f"{src or '?'} → {tgt or '?'}"
 
 
 def writes_without_spaces(lang: str | None) -> bool:

@@ -31,6 +31,7 @@ import torch
 from ..attention import AttentionKind, HeadId
 from ..decoding import model_device, require_eval
 from ..model import Transformer
+from ..provenance import is_imported
 from ..tokenizer import TokenizerBase
 from . import on_model_device
 from .heldout import batches, fitting
@@ -125,7 +126,6 @@ def training_sources(card: dict[str, Any]) -> list[str] | None:
     """The source sentences a checkpoint of ours was trained on, rebuilt from its card; None when not known
     (an imported model, or a --data file that is not here)."""
     from ..corpus import CorpusSpec, generate, read_tsv
-    from ..marian import is_imported
 
     train = card.get("train_config") if isinstance(card, dict) else None
     if is_imported(card) or not isinstance(train, dict):

@@ -47,13 +47,10 @@ from .names import (
     marian_positions,
     weight_names,
 )
-from .probe import FRENCH, IMPORTED, coreference_applies, coreference_evaluation, is_imported, target_language
 
 __all__ = [
     "EMBEDDING_NAMES",
-    "FRENCH",
     "HF_TOKENIZER_CONFIG",
-    "IMPORTED",
     "LIMITS",
     "MAX_PARAMETERS",
     "MAX_WEIGHTS_BYTES",
@@ -67,15 +64,11 @@ __all__ = [
     "MarianError",
     "MarianFolder",
     "convert_weights",
-    "coreference_applies",
-    "coreference_evaluation",
     "d_model_permutation",
     "export_marian",
     "import_marian",
     "inspect_folder",
-    "is_imported",
     "marian_positions",
     "readme_facts",
-    "target_language",
     "weight_names",
 ]

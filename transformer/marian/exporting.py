@@ -12,10 +12,10 @@ from safetensors.torch import save_file
 from ..atomic import EXPORT_MARKER, OverwriteError, check_replaceable, is_our_export, write_folder
 from ..checkpoint import CheckpointError, load_checkpoint
 from ..layout import SOURCE_SPM, TARGET_SPM, VOCAB_FILE
+from ..provenance import is_imported, language_pair
 from ..tokenizer import Tokenizer
 from .folder import HF_TOKENIZER_CONFIG, README, SAFETENSORS, MarianError
 from .names import _permute, d_model_permutation, weight_names
-from .probe import is_imported
 
 
 def _languages(card: dict[str, Any]) -> dict[str, str]:
@@ -26,8 +26,6 @@ def _languages(card: dict[str, Any]) -> dict[str, str]:
     train = card.get("train_config")
     if isinstance(train, dict) and train.get("data_file"):
         return {}
-    from ..inspection.languages import language_pair
-
     src, tgt = language_pair(card)
     return {"source_lang": src or "en", "target_lang": tgt or "fr"}
 

@@ -25,9 +25,9 @@ from ..checkpoint import (
 from ..config import ConfigError, TransformerConfig
 from ..layout import SOURCE_SPM, TARGET_SPM, TARGET_VOCAB, VOCAB_FILE, inside
 from ..model import Transformer
+from ..provenance import IMPORTED
 from ..tokenizer import MarianTokenizer, TokenizerError
 from .names import EMBEDDING_NAMES, POSITION_NAMES, SOURCE_EMBEDDING, TARGET_EMBEDDINGS, weight_names
-from .probe import IMPORTED
 
 SAFETENSORS, PICKLE = "model.safetensors", "pytorch_model.bin"
 HF_TOKENIZER_CONFIG, README = "tokenizer_config.json", "README.md"

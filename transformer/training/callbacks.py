@@ -10,13 +10,20 @@ import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from ..corpus import Example
 from .metrics import append_jsonl
+from .presets import TrainConfig
 
-if TYPE_CHECKING:
-    from ..corpus import Example
-    from .loop import Trainer
+
+class RunState(Protocol):
+    """What a callback may read of the run it listens to (the Trainer is one)."""
+
+    config: TrainConfig
+    step: int
+    model: Any  # the Transformer being trained
+    tokenizer: Any
 
 
 class CheckpointKind(StrEnum):
@@ -44,13 +51,13 @@ class TrainEvent:
 class TrainCallback:
     """Override what you need; every hook is optional."""
 
-    def on_start(self, trainer: Trainer) -> None: ...
+    def on_start(self, trainer: RunState) -> None: ...
 
     def on_step(self, event: TrainEvent) -> None: ...
 
     def on_checkpoint(self, step: int, path: Path, kind: CheckpointKind) -> None: ...
 
-    def on_end(self, trainer: Trainer, result: dict[str, Any]) -> None: ...
+    def on_end(self, trainer: RunState, result: dict[str, Any]) -> None: ...
 
 
 class JsonlLogger(TrainCallback):
@@ -60,7 +67,7 @@ class JsonlLogger(TrainCallback):
         self.path = Path(path)
         self.every = every
 
-    def on_start(self, trainer: Trainer) -> None:
+    def on_start(self, trainer: RunState) -> None:
         if trainer.step == 0:  # a fresh run (not a resumed one) starts a fresh log
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("", encoding="utf-8")
@@ -78,10 +85,10 @@ class ProbeAtSnapshots(TrainCallback):
     def __init__(self, path: str | Path, n_sentences: int = 200) -> None:
         self.path = Path(path)
         self.n = n_sentences
-        self.trainer: Trainer | None = None
+        self.trainer: RunState | None = None
         self.examples: list[Example] = []
 
-    def on_start(self, trainer: Trainer) -> None:
+    def on_start(self, trainer: RunState) -> None:
         from ..corpus import generate_test
 
         self.trainer = trainer
@@ -112,7 +119,7 @@ class TqdmCallback(TrainCallback):
     def __init__(self) -> None:
         self.bar: Any = None
 
-    def on_start(self, trainer: Trainer) -> None:
+    def on_start(self, trainer: RunState) -> None:
         from tqdm import tqdm
 
         self.bar = tqdm(total=trainer.config.steps, initial=trainer.step, unit="step", dynamic_ncols=True)
@@ -121,5 +128,5 @@ class TqdmCallback(TrainCallback):
         self.bar.set_postfix(loss=f"{event.loss:.3f}", tok_s=f"{event.tokens_per_s:,.0f}", lr=f"{event.lr:.2e}")
         self.bar.update(1)
 
-    def on_end(self, trainer: Trainer, result: dict[str, Any]) -> None:
+    def on_end(self, trainer: RunState, result: dict[str, Any]) -> None:
         self.bar.close()

@@ -48,9 +48,9 @@ from transformer.corpus.tatoeba import (  # noqa: E402
     match_key,
     merge_exports,
     read_export,
+    read_test_set,
     simplified,
     split_tatoeba,
-    test_pairs,
     test_rows,
     zip_member,
 )
@@ -81,14 +81,14 @@ def public_sets(mirror: Mirror, lang: str) -> dict[str, list[tuple[str, str]]]:
     """{set name: (English, reference) pairs} of one target language's public test sets."""
     tdir = f"testsets/eng-{'fra' if lang == 'fr' else 'zho'}/{TATOEBA_TEST}"
     if lang == "fr":
-        tatoeba = test_pairs(mirror.test_file(f"{tdir}.eng"), mirror.test_file(f"{tdir}.fra"))
+        tatoeba = read_test_set(mirror.test_file(f"{tdir}.eng"), mirror.test_file(f"{tdir}.fra"))
     else:
-        tatoeba = test_pairs(
+        tatoeba = read_test_set(
             mirror.test_file(f"{tdir}.eng"), mirror.test_file(f"{tdir}.zho"), mirror.test_file(f"{tdir}.zho.labels"),
             "cmn_Hans",
         )
     flores_tgt = "fra_Latn" if lang == "fr" else "zho_Hans"
-    flores = test_pairs(
+    flores = read_test_set(
         mirror.test_file(f"{FLORES_DIR}/eng_Latn.devtest"), mirror.test_file(f"{FLORES_DIR}/{flores_tgt}.devtest")
     )
     return {TATOEBA_TEST: tatoeba, FLORES_TEST: flores}

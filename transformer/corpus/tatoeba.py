@@ -149,7 +149,7 @@ def merge_exports(first: list[tuple[str, str]], *later: list[tuple[str, str]]) -
     return out
 
 
-def test_pairs(eng: bytes, tgt: bytes, labels: bytes | None = None, label: str = "") -> list[tuple[str, str]]:
+def read_test_set(eng: bytes, tgt: bytes, labels: bytes | None = None, label: str = "") -> list[tuple[str, str]]:
     """A public test set's (English, reference) pairs: its line-parallel files; with labels, only the lines of
     that label (eng-zho's ``cmn_Hans``)."""
     en_lines, tgt_lines = read_lines(eng), read_lines(tgt)

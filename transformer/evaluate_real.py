@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .corpus import CorpusSpec, Example, french_pronoun
-from .corpus.real import load_real
+from .corpus.real import load_real, read_pairs, real_files
 from .corpus.variants import generate_variants_test
 from .decoding import PAPER_ALPHA, greedy_decode_batch
 from .evaluate import ProbeQuery, coreference_probe, evaluate, pronoun_accuracy
@@ -143,6 +143,33 @@ def typed_report(
             for r, h, ref in zip(rows, hyps, refs)
         ],
     }
+
+
+def public_report(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    target: str,
+    *,
+    n: int | None = None,
+    beam: int = 1,
+    alpha: float = PAPER_ALPHA,
+) -> dict[str, Any]:
+    """BLEU and chrF on the public test sets of the target ("fr": Tatoeba test v2021-08-07 eng-fra and FLORES-200
+    devtest; "zh": Tatoeba's cmn_Hans lines and FLORES zho_Hans; corpus/tatoeba.py), each whole, or its first n
+    sentences when n is given; a Chinese target is scored with sacrebleu's Chinese tokenizer. Never trained on."""
+    by_set: dict[str, list[tuple[str, str]]] = {}
+    for p in read_pairs(real_files()["zh/public_tests" if target == "zh" else "public_tests"]):
+        by_set.setdefault(p.source, []).append((p.src, p.tgt))
+    out: dict[str, Any] = {}
+    for name, pairs in by_set.items():
+        pairs = pairs[:n] if n else pairs
+        hyps = translate(model, tokenizer, [s for s, _ in pairs], beam=beam, alpha=alpha)
+        out[name] = {
+            "n_sentences": len(pairs),
+            **score(hyps, [t for _, t in pairs], target_lang=target),
+            "examples": [{"source": s, "translation": h, "reference": t} for (s, t), h in list(zip(pairs, hyps))[:5]],
+        }
+    return out
 
 
 def variant_kinds(ex: Example) -> list[str]:

@@ -3,8 +3,9 @@
     nice python3 scripts/everyday_examples.py checkpoints/en-fr            # print
     nice python3 scripts/everyday_examples.py checkpoints/en-fr --write    # and merge into card.json
 
-Translates (greedy, as the app by default) every short held-out sentence of the everyday corpus's dev and test
-splits and of the sentences typed as a new user would (transformer/corpus/typed.py; a French target only)
+Translates (greedy, as the app by default) every short held-out sentence of Tatoeba's dev split (never trained on),
+of the sentences typed as a new user would (transformer/corpus/typed.py) and of the everyday corpus's dev and test
+splits, in the checkpoint's target language (French or Chinese)
 (transformer.inspection.everyday_examples.everyday_like: 4-10 words, no names), scores each by sentence
 chrF against its reference, and keeps the best (pick: chrF >= 60, higher chrF and confidence first). --write
 merges {"everyday_examples": [...]} into card.json; the sidebar lists them for that checkpoint.
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformer.corpus.real import load_real
     from transformer.corpus.typed import typed_pairs
     from transformer.inspection.everyday_examples import MIN_CHRF, everyday_like, pick, score
+    from transformer.provenance import target_language
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("checkpoint", type=Path)
@@ -37,7 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     ckpt = load_checkpoint(args.checkpoint)
-    held_out = typed_pairs("fr") + [p for split in ("dev", "test") for p in load_real(split, ("everyday",))]
+    target = target_language(ckpt.card) or "fr"
+    zh = target == "zh"
+    held_out = (
+        load_real("dev", ("zh/tatoeba" if zh else "tatoeba",))  # Tatoeba's held-out everyday sentences
+        + typed_pairs(target)
+        + [p for split in ("dev", "test") for p in load_real(split, ("zh/everyday" if zh else "everyday",))]
+    )
     pairs = [(s, t) for s, t in held_out if everyday_like(s)]
     rows = score(ckpt.model, ckpt.tokenizer, pairs)
     chosen = pick(rows, args.n, args.min_chrf)

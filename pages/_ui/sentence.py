@@ -6,7 +6,16 @@ import streamlit as st
 
 from transformer.analysis import Analysis
 from transformer.checkpoint import Checkpoint
-from transformer.inspection.training_data import Scores, Session, training_summary, zh_scores_of
+from transformer.corpus.tatoeba import LEADERBOARD
+from transformer.inspection.training_data import (
+    PublicFigure,
+    RealSource,
+    Scores,
+    Session,
+    public_figures,
+    training_summary,
+    zh_scores_of,
+)
 from transformer.provenance import is_imported, target_language
 from transformer.vocabulary import Vocabulary, for_card, words_of
 
@@ -84,18 +93,7 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
     if summary is None:
         return
     with st.expander(tr("realdata.trained_on"), expanded=False):
-        sources = tr("realdata.list_sep").join(
-            tr(
-                "realdata.source",
-                name=md_literal(corpus_name(s.name, tr)),
-                pairs=f"{s.pairs:,}",
-                licence=md_literal(s.licence),
-                packages=md_literal(", ".join(s.packages))
-                if len(s.packages) <= 4
-                else tr("realdata.more_packages", first=md_literal(", ".join(s.packages[:3])), n=len(s.packages) - 3),
-            )
-            for s in summary.real
-        )
+        sources = tr("realdata.list_sep").join(_source(s, tr) for s in summary.real)
         zh = target_language(ckpt.card) == "zh"  # English → Chinese: its own corpora, no generated sentences
         st.markdown(tr("zh.real" if zh else "realdata.real", pairs=f"{summary.real_pairs:,}", sources=sources))
         if summary.generated or not zh:
@@ -106,6 +104,9 @@ def trained_on(ckpt: Checkpoint, tr: Translator) -> None:
         sc = zh_scores_of(ckpt.card) if zh else summary.scores
         if sc is not None:
             _scores(sc, tr, "zh" if zh else "realdata")  # BLEU for Chinese (its goals), chrF for French
+        public = cache.memo(public_figures, ckpt.card)
+        if public:
+            _public(public, tr)
         st.caption(
             tr(
                 "realdata.time",
@@ -127,6 +128,35 @@ def _scores(sc: Scores, tr: Translator, lines: str) -> None:
     if sc.everyday is not None:
         beam = "–" if sc.beam_everyday is None else f"{sc.beam_everyday:.1f}"
         st.markdown(tr(f"{lines}.scores_everyday", greedy=f"{sc.everyday:.1f}", beam=beam))
+
+
+def _source(s: RealSource, tr: Translator) -> str:
+    """One corpus in the card's list: its name, pairs and licence, and the Debian packages it came from (none for
+    a corpus extracted from a public repository's snapshot, as Tatoeba's)."""
+    name, licence = md_literal(corpus_name(s.name, tr)), md_literal(s.licence)
+    if not s.packages:
+        return tr("realdata.source_repo", name=name, pairs=f"{s.pairs:,}", licence=licence)
+    packages = (
+        md_literal(", ".join(s.packages))
+        if len(s.packages) <= 4
+        else tr("realdata.more_packages", first=md_literal(", ".join(s.packages[:3])), n=len(s.packages) - 3)
+    )
+    return tr("realdata.source", name=name, pairs=f"{s.pairs:,}", licence=licence, packages=packages)
+
+
+def _public(figures: tuple[PublicFigure, ...], tr: Translator) -> None:
+    """The model's figures on the public test sets, each beside opus-mt's published one, with their source."""
+    lines = []
+    for f in figures:
+        metric = tr(f"realdata.metric_{f.metric}")
+        line = tr("realdata.public_line", test=tr(f"realdata.test_{f.test_set}"), metric=metric, ours=f"{f.ours:.1f}",
+                  n=f"{f.n_sentences:,}")
+        if f.published is not None:
+            note = f" ({tr('realdata.public_every_script')})" if f.published.note else ""
+            line += tr("realdata.public_beside", model=f.published.model, theirs=f"{f.published.value:.1f}", note=note)
+        lines.append(f"- {line}")
+    st.markdown(tr("realdata.public_intro") + "\n" + "\n".join(lines))
+    st.caption(tr("realdata.public_source", source=LEADERBOARD))
 
 
 def _session(s: Session, tr: Translator) -> str:

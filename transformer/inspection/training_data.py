@@ -33,7 +33,9 @@ from ..corpus.everyday import (
     WESNOTH_PACKAGES,
 )
 from ..corpus.real import CATALOGUES, HELP_PACKAGES, KDE_PACKAGES
+from ..corpus.tatoeba import OPUS_MT, Published
 from ..layout import AVERAGED_FROM
+from ..provenance import target_language
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,17 @@ class RealSource:
     pages: int
     licence: str
     packages: tuple[str, ...]  # "name version"
+
+
+@dataclass(frozen=True)
+class PublicFigure:
+    """A model's figure on a public test set (scripts/evaluate_public.py), beside opus-mt's published one."""
+
+    test_set: str  # tatoeba.TATOEBA_TEST | tatoeba.FLORES_TEST
+    metric: str  # "chrf" | "bleu"
+    ours: float
+    n_sentences: int
+    published: Published | None
 
 
 @dataclass(frozen=True)
@@ -244,11 +257,27 @@ def real_data_entry(names: tuple[str, ...] | list[str], manifest_path: str | Pat
     out = {}
     for name in names:
         info = manifest["files"][f"{name.rsplit('/', 1)[-1]}.tsv.gz"]  # zh/everyday: data/zh/MANIFEST.json
+        pages = info.get("pages_by_split", {})  # Tatoeba's exports have sentences, no pages
         out[name] = {
             "pairs": info["by_split"]["train"],
-            "pages": info["pages_by_split"]["train"],
-            "held_out_pages": {s: n for s, n in info["pages_by_split"].items() if s != "train"},
+            "pages": pages.get("train", 0),
+            "held_out_pages": {s: n for s, n in pages.items() if s != "train"},
             "licence": info["licence"],
-            "packages": {p: manifest["packages"][p] for p in PACKAGES_OF[name]},
+            "packages": {p: manifest["packages"][p] for p in PACKAGES_OF.get(name, ())},
         }
     return out
+
+
+def public_figures(card: dict[str, Any]) -> tuple[PublicFigure, ...]:
+    """The card's greedy figures on the public test sets (public_eval), each beside opus-mt's published figure
+    for the same set and measure: chrF into French, BLEU (Chinese tokenizer) into Chinese."""
+    greedy = _dict(_dict(card).get("public_eval")).get("greedy")
+    target = target_language(card) or "fr"
+    out = []
+    for name, fig in sorted(_dict(greedy).items()):
+        published = OPUS_MT.get((target, name))
+        metric = published.metric if published else ("bleu" if target == "zh" else "chrf")
+        ours = _metric(fig, metric)
+        if ours is not None:
+            out.append(PublicFigure(name, metric, ours, _num(_dict(fig).get("n_sentences")), published))
+    return tuple(out)

@@ -11,9 +11,10 @@ for the same package versions (sorted pages, a fixed gzip mtime, a split by hash
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import sys
+import types
 from collections import Counter
 from pathlib import Path
 
@@ -23,16 +24,16 @@ import debian_packages  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _real_module():
-    """transformer/corpus/real.py, loaded by path (it needs nothing else from the package)."""
-    spec = importlib.util.spec_from_file_location("_real_corpus", ROOT / "transformer" / "corpus" / "real.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def _corpus_modules():
+    """transformer/corpus/real.py and manuals.py, loaded as a package of their own (they need nothing else of
+    the package, and this script no torch)."""
+    package = types.ModuleType("_corpus")
+    package.__path__ = [str(ROOT / "transformer" / "corpus")]
+    sys.modules["_corpus"] = package
+    return importlib.import_module("_corpus.real"), importlib.import_module("_corpus.manuals")
 
 
-real = _real_module()
+real, manuals = _corpus_modules()
 
 PACKAGES = {
     "libreoffice-help-en-us": ("libreoffice", real.LIBREOFFICE_EN),
@@ -49,31 +50,31 @@ PACKAGES = {
 
 def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     lo = list(
-        real.extract_pages(
+        manuals.extract_pages(
             workdir / "libreoffice-help-en-us" / real.LIBREOFFICE_EN,
             workdir / "libreoffice-help-fr" / real.LIBREOFFICE_FR,
             "libreoffice",
         )
     )
     hb = list(
-        real.extract_pages(
+        manuals.extract_pages(
             workdir / "debian-handbook" / real.HANDBOOK_EN, workdir / "debian-handbook" / real.HANDBOOK_FR, "handbook"
         )
     )
     gimp_roots = (workdir / "gimp-help-en" / real.GIMP_EN, workdir / "gimp-help-fr" / real.GIMP_FR)
-    gi = list(real.extract_pages(*gimp_roots, "gimp"))  # section by section (real.align_by_anchor)
+    gi = list(manuals.extract_pages(*gimp_roots, "gimp"))  # section by section (manuals.align_by_anchor)
     gnome = list(
-        real.extract_pages(
+        manuals.extract_pages(
             workdir / "gnome-user-docs" / real.GNOME_EN, workdir / "gnome-user-docs" / real.GNOME_FR, "gnome"
         )
     )
     # The sources added after the first round lose every pair whose English is a GIMP paragraph of the
     # whole-page alignment that they were first cut against (so that they rebuild byte for byte); the GIMP
     # test set, aligned section by section since, then loses every pair whose English any training split has.
-    gimp_english = {p.src for p in real.extract_pages(*gimp_roots, "gimp", by_anchor=False)}
+    gimp_english = {p.src for p in manuals.extract_pages(*gimp_roots, "gimp", by_anchor=False)}
     gnome = [p for p in gnome if p.src not in gimp_english]
-    apps = [p for name in real.HELP_PACKAGES for p in real.extract_help(workdir / name) if p.src not in gimp_english]
-    kde = [p for name in real.KDE_PACKAGES for p in real.extract_kde(workdir / name) if p.src not in gimp_english]
+    apps = [p for name in real.HELP_PACKAGES for p in manuals.extract_help(workdir / name) if p.src not in gimp_english]
+    kde = [p for name in real.KDE_PACKAGES for p in manuals.extract_kde(workdir / name) if p.src not in gimp_english]
     ui = [
         p
         for name, path in real.CATALOGUES.items()

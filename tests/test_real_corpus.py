@@ -9,14 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from transformer.corpus import real
+from transformer.corpus import manuals, real
+from transformer.corpus.manuals import align_by_anchor, align_by_id, align_in_order, extract_pages
 from transformer.corpus.real import (
     RealCorpusError,
     RealPair,
-    align_by_anchor,
-    align_by_id,
-    align_in_order,
-    extract_pages,
     load_real,
     page_split,
     read_pairs,
@@ -140,7 +137,7 @@ def test_gimp_pages_align_section_by_section_by_their_stable_ids():
         ("Feathering softens the edges of a selection.", "Adoucir estompe les bords d’une sélection."),
         ("Brushes can also have feathered edges.", "Les brosses peuvent aussi avoir des bords adoucis."),
     ]
-    assert real.paragraphs_by_anchor(GLOSSARY_EN)["gimp-tips"] == ["Save your work often.", "Only in English."]
+    assert manuals.paragraphs_by_anchor(GLOSSARY_EN)["gimp-tips"] == ["Save your work often.", "Only in English."]
 
 
 def test_gimp_extraction_aligns_by_anchor_unless_told_otherwise(tmp_path):
@@ -331,7 +328,7 @@ def test_application_help_aligns_mallard_and_docbook_pages_per_application(tmp_p
             path.write_text(text, encoding="utf-8")
     (tmp_path / real.HELP_EN / "eog" / "english-only.page").write_text(mallard.format(t="A", p="B."), encoding="utf-8")
     (tmp_path / real.HELP_EN / "eog" / "figures").mkdir()  # not a page
-    pairs = list(real.extract_help(tmp_path))
+    pairs = list(manuals.extract_help(tmp_path))
     assert [(p.page, p.src, p.tgt) for p in pairs] == [
         ("eog/zoom.page", "Zoom in", "Zoomer"),
         ("eog/zoom.page", "Press the plus key to zoom in.", "Appuyez sur la touche plus pour zoomer."),
@@ -340,7 +337,7 @@ def test_application_help_aligns_mallard_and_docbook_pages_per_application(tmp_p
         ("mate-user-guide/gosbasic.xml", "Drag the window.", "Faites glisser la fenêtre."),
     ]
     assert {p.source for p in pairs} == {"apps"}
-    assert list(real.extract_help(tmp_path / "no-help-here")) == []
+    assert list(manuals.extract_help(tmp_path / "no-help-here")) == []
 
 
 def _cache(pages: dict[str, str]) -> bytes:
@@ -366,7 +363,7 @@ def test_kde_handbooks_align_the_pages_of_both_caches_in_order(tmp_path):
         (tmp_path / lang / "kolourpaint" / "index.cache.bz2").write_bytes(_cache(pages))
     (tmp_path / real.KDE_EN / "okular").mkdir()  # no French twin: skipped
     (tmp_path / real.KDE_EN / "okular" / "index.cache.bz2").write_bytes(_cache({"a.html": "<p>Open.</p>"}))
-    pairs = list(real.extract_kde(tmp_path))
+    pairs = list(manuals.extract_kde(tmp_path))
     assert [(p.source, p.page, p.src, p.tgt) for p in pairs] == [
         (
             "kde",
@@ -376,15 +373,16 @@ def test_kde_handbooks_align_the_pages_of_both_caches_in_order(tmp_path):
         ),
         ("kde", "kolourpaint/tool-brush.html", "Hold Shift.", "Maintenez Maj."),
     ]
-    assert real.cache_pages(_cache(en)).keys() == en.keys()
-    assert list(real.extract_kde(tmp_path / "no-handbook-here")) == []
+    assert manuals.cache_pages(_cache(en)).keys() == en.keys()
+    assert list(manuals.extract_kde(tmp_path / "no-handbook-here")) == []
 
 
 def test_committed_corpus():
     files = real.real_files()
     french = {"libreoffice", "handbook", "gnome", "apps", "kde", "ui", "gimp", "everyday", "everyday_words"}
-    french |= {"games", "objects", "dialogue", "stories"}
-    chinese = {"zh/libreoffice", "zh/everyday", "zh/gimp", "zh/gnome", "zh/apps", "zh/ui", "zh/objects"}  # → Chinese
+    french |= {"games", "objects", "dialogue", "stories", "tatoeba", "public_tests"}
+    chinese = {"zh/tatoeba", "zh/public_tests"}
+    chinese |= {"zh/libreoffice", "zh/everyday", "zh/gimp", "zh/gnome", "zh/apps", "zh/ui", "zh/objects"}  # → Chinese
     chinese |= {"zh/docs", "zh/guides", "zh/tutorials", "zh/office_ui", "zh/itil", "zh/kicad", "zh/graphics"}
     assert set(files) == french | chinese
     assert all(p.stat().st_size < 30 * 2**20 for p in files.values())

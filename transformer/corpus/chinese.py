@@ -55,6 +55,15 @@ from .everyday import (
     extract_stamps,
     extract_wesnoth,
 )
+from .manuals import (
+    extract_help,
+    extract_kde,
+    extract_pages,
+    paragraphs_by_anchor,
+    paragraphs_by_heading,
+    paragraphs_by_id,
+    read_page,
+)
 from .real import (
     _ACCELERATOR,
     _LETTER,
@@ -63,14 +72,7 @@ from .real import (
     SPLITS,
     RealPair,
     clean,
-    extract_help,
-    extract_kde,
-    extract_pages,
     page_split,
-    paragraphs_by_anchor,
-    paragraphs_by_heading,
-    paragraphs_by_id,
-    read_page,
     sentences,
 )
 

@@ -31,40 +31,42 @@ And one more, built after it (the seven above rebuild byte for byte with it):
 
 - ``docs.tsv.gz``: Debian's own documentation, The Debian Administrator's Handbook (en-US beside zh-CN, pages
   aligned in order) and Debian Reference (each chapter's sections aligned by their ids)
-  (chinese.extract_debian_docs_zh), split by page; its training English is held out nowhere and is no GIMP
+  (chinese_docs.extract_debian_docs_zh), split by page; its training English is held out nowhere and is no GIMP
   English, its held-out pages hold no English another file trains on.
 
 And one more, built after it (the eight above rebuild byte for byte with it):
 
 - ``guides.tsv.gz``: Debian's guides with a zh_CN twin, the Installation Guide, the New Maintainers' Guide, the
-  Debian FAQ and the Debian Edu manual, each page's sections aligned by their ids (chinese.extract_debian_guides_zh),
+  Debian FAQ and the Debian Edu manual, each page's sections aligned by their ids
+  (chinese_docs.extract_debian_guides_zh),
   split by page (the Edu manual, one page per language, by section); the same rules as docs.tsv.gz, docs included.
 
 And one more, built last (the nine above rebuild byte for byte with it):
 
 - ``tutorials.tsv.gz``: Inkscape's nine tutorials (``inkscape-tutorials``), each SVG's texts in order beside its
-  zh_CN twin's (chinese.extract_tutorials_zh): graphics-editing prose, the GIMP manual's subject; training only (nine
+  zh_CN twin's (chinese_docs.extract_tutorials_zh): graphics-editing prose, the GIMP manual's subject; training
+  only (nine
   pages, too few to hold any out); none of its English is held out anywhere or is GIMP English.
 
 And two more, built last (the ten above rebuild byte for byte with them), training only (preset ``en-zh-office``):
 
 - ``office_ui.tsv.gz``: LibreOffice's own interface (``libreoffice-l10n-zh-cn``: the zh_CN catalogue of each
-  module, chinese.extract_office_ui_zh), messages of at least three English words, as ``ui.tsv.gz``;
+  module, chinese_docs.extract_office_ui_zh), messages of at least three English words, as ``ui.tsv.gz``;
 - ``itil.tsv.gz``: the Debian Edu legacy ITIL manual (``debian-edu-doc-legacy-en`` / ``-zh-cn``), its paragraphs
-  in order (chinese.extract_itil_zh: its section ids are generated, different in each language).
+  in order (chinese_docs.extract_itil_zh: its section ids are generated, different in each language).
 
 None of their English is held out anywhere or is GIMP English.
 
 And one more, built last (the twelve above rebuild byte for byte with it), training only (preset ``en-zh-kicad``):
 
 - ``kicad.tsv.gz``: KiCad 6's manuals (``kicad-doc-en`` / ``kicad-doc-zh``), each page's sections paired by their
-  position, their paragraphs in order (chinese.extract_kicad_zh): manual prose about a design program's tools,
+  position, their paragraphs in order (chinese_docs.extract_kicad_zh): manual prose about a design program's tools,
   panels and dialogs, the GIMP manual's register; none of its English is held out anywhere or is GIMP English.
 
 And one more, built last (the thirteen above rebuild byte for byte with it), training only (preset
 ``en-zh-graphics``):
 
-- ``graphics.tsv.gz``: the interfaces of graphics programs other than GIMP (chinese.extract_graphics_zh): the zh_CN
+- ``graphics.tsv.gz``: the interfaces of graphics programs other than GIMP (chinese_docs.extract_graphics_zh): the zh_CN
   catalogues of Blender, Dia, Drawing, Gwenview, Hugin, KolourPaint, libmypaint and Synfig Studio, and
   RawTherapee's language files, messages of at least three English words; none of its English is held out anywhere
   or is GIMP English (GIMP's own interface is not read).
@@ -87,6 +89,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/debian_packa
 import debian_packages  # noqa: E402
 
 from transformer.corpus import chinese as C  # noqa: E402
+from transformer.corpus import chinese_docs as D  # noqa: E402
 from transformer.corpus import everyday as E  # noqa: E402
 from transformer.corpus import real  # noqa: E402
 
@@ -175,34 +178,34 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     use = "training only; en-zh since its second session (preset en-zh-objects)"
     _build_training_only("objects", objects, out, manifest, heldout | gimp_english, by_source, "training only", use)
     earlier = ("libreoffice", "everyday", "gimp", "gnome", "apps", "ui", "objects")
-    heldout |= _build_manual("docs", C.extract_debian_docs_zh(workdir), out, manifest, heldout | gimp_english, earlier)
+    heldout |= _build_manual("docs", D.extract_debian_docs_zh(workdir), out, manifest, heldout | gimp_english, earlier)
     third = "en-zh-manuals (en-zh's third session)"
     manifest["files"]["docs.tsv.gz"]["use"] = f"train / dev / test; presets en-zh-docs, {third}"
-    guides = C.extract_debian_guides_zh(workdir)
+    guides = D.extract_debian_guides_zh(workdir)
     heldout |= _build_manual("guides", guides, out, manifest, heldout | gimp_english, (*earlier, "docs"))
     manifest["files"]["guides.tsv.gz"]["use"] = f"train / dev / test; preset {third}"
-    tutorials = C.extract_tutorials_zh(workdir / C.TUTORIALS[0])
+    tutorials = D.extract_tutorials_zh(workdir / C.TUTORIALS[0])
     by_tutorial = ("pairs_by_tutorial", lambda p: p.page)
     split = "training only (nine tutorials: too few pages to hold any out)"
     use = "training only; preset en-zh-tutorials"
     _build_training_only("tutorials", tutorials, out, manifest, heldout | gimp_english, by_tutorial, split, use)
     later = "training only; preset en-zh-office (en-zh's sixth session)"
-    office = C.extract_office_ui_zh(workdir / C.OFFICE_UI[0])
+    office = D.extract_office_ui_zh(workdir / C.OFFICE_UI[0])
     by_catalogue = ("pairs_by_catalogue", lambda p: p.page)
     split = f"training only; messages of at least {C.UI_MIN_WORDS} English words, menu accelerators removed"
     _build_training_only("office_ui", office, out, manifest, heldout | gimp_english, by_catalogue, split, later)
     split = "training only (one page, its paragraphs in order)"
     by_page = ("pairs_by_page", lambda p: p.page)
     _build_training_only(
-        "itil", C.extract_itil_zh(workdir), out, manifest, heldout | gimp_english, by_page, split, later
+        "itil", D.extract_itil_zh(workdir), out, manifest, heldout | gimp_english, by_page, split, later
     )
     split = "training only (eight manual pages, one per program: too few to hold any out)"
     use = "training only; preset en-zh-kicad (en-zh's eighth session)"
-    kicad = C.extract_kicad_zh(workdir)
+    kicad = D.extract_kicad_zh(workdir)
     _build_training_only("kicad", kicad, out, manifest, heldout | gimp_english, by_page, split, use)
     split = f"training only (program interfaces); messages of at least {C.UI_MIN_WORDS} English words"
     use = "training only; preset en-zh-graphics (en-zh's ninth session)"
-    graphics = C.extract_graphics_zh(workdir)
+    graphics = D.extract_graphics_zh(workdir)
     by_package = ("pairs_by_package", lambda p: p.page.split("/")[0])
     _build_training_only("graphics", graphics, out, manifest, heldout | gimp_english, by_package, split, use)
     (out / "MANIFEST.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

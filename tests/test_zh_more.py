@@ -11,6 +11,7 @@ import pytest
 from test_real_corpus import _mo
 
 from transformer.corpus import chinese as C
+from transformer.corpus import chinese_docs as D
 from transformer.corpus import everyday as E
 from transformer.corpus import manuals, real
 from transformer.layout import REPO_ROOT
@@ -302,7 +303,7 @@ def _docs_fixture(work, held_en: str = "") -> None:
 
 def test_debian_docs_pair_the_handbook_in_order_and_the_reference_by_section(tmp_path):
     _docs_fixture(tmp_path)
-    pairs = C.extract_debian_docs_zh(tmp_path)
+    pairs = D.extract_debian_docs_zh(tmp_path)
     by_page = {}
     for p in pairs:
         by_page.setdefault(p.page, []).append((p.src, p.tgt))
@@ -346,7 +347,7 @@ def _guides_fixture(work) -> None:
 def test_debian_guides_pair_each_guide_section_by_section(tmp_path):
     _guides_fixture(tmp_path)
     by_page: dict = {}
-    for p in C.extract_debian_guides_zh(tmp_path):
+    for p in D.extract_debian_guides_zh(tmp_path):
         assert p.source == "guides"
         by_page.setdefault(p.page, []).append((p.src, p.tgt))
     assert by_page["install/ch03"] == [
@@ -514,19 +515,19 @@ TUTORIAL_ZH = ("拖动控制柄来旋转。按 Ctrl 键吸附。", "填充和描
 
 def test_svg_texts_read_lines_and_flowed_paragraphs_in_order():
     svg = _tutorial(*TUTORIAL_EN)
-    assert C.svg_texts(svg) == list(TUTORIAL_EN)  # the two lines joined, the empty <text> left out
+    assert D.svg_texts(svg) == list(TUTORIAL_EN)  # the two lines joined, the empty <text> left out
 
 
 def test_a_tutorial_pairs_its_texts_before_the_authors_when_the_translation_adds_its_translators():
-    pairs = C.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_ZH))
+    pairs = D.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_ZH))
     assert pairs == [
         ("Drag the handle to rotate.", "拖动控制柄来旋转。"),  # as many sentences: cut into sentence pairs
         ("Press Ctrl to snap.", "按 Ctrl 键吸附。"),
         ("Fill and stroke", "填充和描边"),
     ]
     # a translation without its translators' line, or one text short, does not line up: nothing rather than shifted
-    assert C.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_EN)) == []
-    assert C.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_ZH[1:])) == []
+    assert D.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_EN)) == []
+    assert D.align_tutorial_zh(_tutorial(*TUTORIAL_EN), _tutorial(*TUTORIAL_ZH[1:])) == []
 
 
 def _tutorials_fixture(work, held_out: str = "Use apt to install packages.") -> None:
@@ -546,7 +547,7 @@ def _tutorials_fixture(work, held_out: str = "Use apt to install packages.") -> 
 
 def test_inkscape_tutorials_extract_by_tutorial(tmp_path):
     _tutorials_fixture(tmp_path)
-    pairs = C.extract_tutorials_zh(tmp_path / C.TUTORIALS[0])
+    pairs = D.extract_tutorials_zh(tmp_path / C.TUTORIALS[0])
     assert {p.source for p in pairs} == {"tutorials"}
     assert [p.page for p in pairs] == ["inkscape/basic"] * 3 + ["inkscape/shapes"] * 2
     assert (pairs[2].src, pairs[2].tgt) == ("Fill and stroke", "填充和描边")
@@ -624,24 +625,24 @@ def _office_and_itil_fixture(work, held_out: str = "Use apt to install packages.
 
 def test_paragraphs_pair_in_order_after_the_translations_own_heading():
     en = ["The server is down.", "Plan the schools."]
-    assert C.align_in_order_zh(en, ["目录", "服务器宕机。", "为学校计划。"]) == [
+    assert D.align_in_order_zh(en, ["目录", "服务器宕机。", "为学校计划。"]) == [
         ("The server is down.", "服务器宕机。"),
         ("Plan the schools.", "为学校计划。"),
     ]
-    assert C.align_in_order_zh(en, ["服务器宕机。", "为学校计划。"])[1] == ("Plan the schools.", "为学校计划。")
-    assert C.align_in_order_zh(en, ["服务器宕机。"]) == []  # the Chinese lacks a paragraph: never guessed at
-    assert C.align_in_order_zh(en, ["这是一个比目录长得多的段落，不是标题。", "服务器宕机。", "为学校计划。"]) == []
+    assert D.align_in_order_zh(en, ["服务器宕机。", "为学校计划。"])[1] == ("Plan the schools.", "为学校计划。")
+    assert D.align_in_order_zh(en, ["服务器宕机。"]) == []  # the Chinese lacks a paragraph: never guessed at
+    assert D.align_in_order_zh(en, ["这是一个比目录长得多的段落，不是标题。", "服务器宕机。", "为学校计划。"]) == []
 
 
 def test_office_interface_and_itil_manual_extract(tmp_path):
     _office_and_itil_fixture(tmp_path)
-    office = C.extract_office_ui_zh(tmp_path / C.OFFICE_UI[0])
+    office = D.extract_office_ui_zh(tmp_path / C.OFFICE_UI[0])
     assert {p.source for p in office} == {"office_ui"}
     assert [p.page for p in office][:1] == ["libreoffice/avmedia.mo"]  # catalogues sorted by name
     by_src = {p.src: p.tgt for p in office}
     assert by_src["Insert Rows Above"] == "在上方插入行"  # accelerators removed on both sides
     assert by_src["The number to be rounded up."] == "需要向上舍入的数字。" and "Cancel" not in by_src
-    itil = C.extract_itil_zh(tmp_path)
+    itil = D.extract_itil_zh(tmp_path)
     assert [(p.source, p.page) for p in itil] == [("itil", "itil")] * len(itil)
     assert [(p.src, p.tgt) for p in itil] == [
         ("ITIL Manual", "ITIL 手册"),
@@ -650,7 +651,7 @@ def test_office_interface_and_itil_manual_extract(tmp_path):
         ("Buy printers.", "购买打印机。"),
         ("A footnote is here.", "这里有一个脚注。"),
     ]
-    assert C.extract_itil_zh(tmp_path / "nothing") == []
+    assert D.extract_itil_zh(tmp_path / "nothing") == []
 
 
 def _built_with(tmp_path, earlier_fixtures: tuple, new_fixture):
@@ -754,7 +755,7 @@ def test_kicad_pages_pair_sections_by_position_and_their_paragraphs_in_order(tmp
         ["乙。", "丙。", "v6"],
     ]
     _kicad_fixture(tmp_path)
-    pairs = C.extract_kicad_zh(tmp_path)
+    pairs = D.extract_kicad_zh(tmp_path)
     assert {p.source for p in pairs} == {"kicad"}
     by_page: dict[str, list[tuple[str, str]]] = {}
     for p in pairs:
@@ -768,7 +769,7 @@ def test_kicad_pages_pair_sections_by_position_and_their_paragraphs_in_order(tmp
     ]  # the drill paragraph's Chinese also translates more than its English: dropped; so is the footer ("v6")
     # a section whose Chinese lacks a paragraph pairs nothing; the page's other section still pairs
     assert by_page["kicad/gerbview"] == [("GerbView shows Gerber files.", "GerbView 显示 Gerber 文件。")]
-    assert C.extract_kicad_zh(tmp_path / "nothing") == []
+    assert D.extract_kicad_zh(tmp_path / "nothing") == []
 
 
 def _added_for_training_only(tmp_path, earlier_fixtures: tuple, new_fixture, name: str) -> tuple[set[str], dict]:
@@ -882,10 +883,10 @@ def _graphics_fixture(work, held_out: str = "Use apt to install packages.") -> N
 
 def test_rawtherapee_language_files_pair_by_key_without_markup_history_or_untranslated_keys(tmp_path):
     _graphics_fixture(tmp_path)
-    en = C.read_rawtherapee_language(RT_DEFAULT)
-    assert "TP_UNTRANSLATED" in en and "TP_UNTRANSLATED" not in C.read_rawtherapee_language(RT_ZH)  # "!": untranslated
+    en = D.read_rawtherapee_language(RT_DEFAULT)
+    assert "TP_UNTRANSLATED" in en and "TP_UNTRANSLATED" not in D.read_rawtherapee_language(RT_ZH)  # "!": untranslated
     assert en["ADJUSTER_RESET_TO_DEFAULT"] == "Click - reset to default value. Ctrl+click - reset to initial value."
-    pairs = C.extract_rawtherapee_zh(tmp_path / C.RAWTHERAPEE[0])
+    pairs = D.extract_rawtherapee_zh(tmp_path / C.RAWTHERAPEE[0])
     assert {p.source for p in pairs} == {"graphics"}
     # the text's lines joined (its Chinese has no full stop to cut at); HISTORY_ labels, one-word labels and a text
     # with "&" (markup to message_pairs_zh, as in every catalogue) left out
@@ -897,7 +898,7 @@ def test_rawtherapee_language_files_pair_by_key_without_markup_history_or_untran
         ),
         ("rawtherapee/TP", "Sharpen the image edges.", "锐化图像边缘。"),
     ]
-    assert C.extract_rawtherapee_zh(tmp_path / "nothing") == []
+    assert D.extract_rawtherapee_zh(tmp_path / "nothing") == []
 
 
 def test_the_build_adds_graphics_for_training_only_without_held_out_or_gimp_english(tmp_path):

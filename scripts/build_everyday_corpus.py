@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # scripts/debian_packa
 import debian_packages  # noqa: E402
 
 from transformer.corpus import everyday as E  # noqa: E402
-from transformer.corpus import real  # noqa: E402
+from transformer.corpus import freedict, real  # noqa: E402
 
 PACKAGES = (
     *E.WESNOTH_PACKAGES,
@@ -110,7 +110,7 @@ def build(workdir: Path, out: Path, versions: dict[str, str]) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     real.write_pairs(out / "everyday.tsv.gz", [(s, p) for s in real.SPLITS for p in splits[s]])
     # each headword's French chosen by what the everyday training sentences say of it (held-out ones unread)
-    words = E.extract_freedict(workdir / "dict-freedict-eng-fra", E.FrenchEvidence(splits["train"]))
+    words = freedict.extract_freedict(workdir / "dict-freedict-eng-fra", freedict.FrenchEvidence(splits["train"]))
     every_heldout = other_heldout | {p.src for s in ("dev", "test") for p in splits[s]}
     words = [p for p in words if p.src not in every_heldout]
     real.write_pairs(out / "everyday_words.tsv.gz", [("train", p) for p in words])

@@ -15,7 +15,7 @@ from test_real_corpus import _mo
 
 from transformer.checkpoint import load_checkpoint
 from transformer.corpus import everyday as E
-from transformer.corpus import real
+from transformer.corpus import freedict, real
 from transformer.corpus.real import RealCorpusError, RealPair
 from transformer.corpus.tatoeba import without_public_tests
 from transformer.training import PRESETS, Trainer, TrainingError
@@ -23,6 +23,19 @@ from transformer.training.data import load_training_examples
 
 
 # ---------------------------------------------------------------- filters
+def write_qm(messages: list[tuple[str, str, str]]) -> bytes:
+    """A minimal .qm holding (context, source, translation) messages: the inverse of everyday.read_qm."""
+    body = b""
+    for context, source, translation in messages:
+        t = translation.encode("utf-16-be")
+        s, c = source.encode(), context.encode()
+        body += bytes([E._TAG_TRANSLATION]) + struct.pack(">I", len(t)) + t
+        body += bytes([E._TAG_SOURCE]) + struct.pack(">I", len(s)) + s
+        body += bytes([E._TAG_CONTEXT]) + struct.pack(">I", len(c)) + c
+        body += bytes([E._TAG_END])
+    return E.QM_MAGIC + bytes([E._QM_MESSAGES]) + struct.pack(">I", len(body)) + body
+
+
 @pytest.mark.parametrize(
     "src, tgt",
     [
@@ -37,6 +50,7 @@ from transformer.training.data import load_training_examples
         ("The cat is on the table.", "The cat is on the table."),  # untranslated
     ],
 )
+
 def test_messages_with_markup_placeholders_or_english_french_are_dropped(src, tgt):
     assert E.message_pairs(src, tgt) == []
 
@@ -223,7 +237,7 @@ def test_qm_catalogue_reads_context_source_and_translation(tmp_path):
         ("Data", "Count the apples in the basket.", "Compte les pommes dans le panier."),
         ("Data", "Drag %1 to the box.", "Fais glisser %1 dans la boîte."),
     ]
-    data = E.write_qm(messages)
+    data = write_qm(messages)
     assert E.read_qm(data) == messages
     root = tmp_path / "gcompris-qt-data"
     (root / E.GCOMPRIS_QM).parent.mkdir(parents=True)
@@ -278,9 +292,9 @@ def test_freedict_entries_give_the_most_common_french_word(tmp_path):
             "Add %s /x/\najouter %s\n",
         ]
     )
-    entries = E.read_dictd(index, body)
+    entries = freedict.read_dictd(index, body)
     assert entries["cat"] == [["mégère", "peau de vache"], ["chat"]] and "well-known" in entries
-    counts = E.FrenchEvidence(
+    counts = freedict.FrenchEvidence(
         [
             RealPair("x", "p", "The cat sleeps.", "Le chat dort."),
             RealPair("x", "p", "A shrew.", "Une mégère."),
@@ -288,13 +302,13 @@ def test_freedict_entries_give_the_most_common_french_word(tmp_path):
         ]
     )
     assert counts.score("cat", "chat") == (1, 1) and counts.score("cat", "mégère") == (0, 2)
-    pairs = E.word_pairs(entries, counts)
+    pairs = freedict.word_pairs(entries, counts)
     assert [(p.src, p.tgt) for p in pairs] == [("cat", "chat"), ("sofa", "canapé"), ("well-known", "connu")]
     root = tmp_path / "dict"
-    (root / E.FREEDICT_INDEX).parent.mkdir(parents=True)
-    (root / E.FREEDICT_INDEX).write_text(index, encoding="utf-8")
-    (root / E.FREEDICT_DICT).write_bytes(gzip.compress(body))
-    assert E.extract_freedict(root, counts) == pairs
+    (root / freedict.FREEDICT_INDEX).parent.mkdir(parents=True)
+    (root / freedict.FREEDICT_INDEX).write_text(index, encoding="utf-8")
+    (root / freedict.FREEDICT_DICT).write_bytes(gzip.compress(body))
+    assert freedict.extract_freedict(root, counts) == pairs
 
 
 # ---------------------------------------------------------------- the split

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from .attention import AttentionKind
 from .corpus import CorpusSpec, Example, french_pronoun, generate, pronoun_span, seed_examples
@@ -223,25 +222,6 @@ def pronoun_accuracy(hyps: list[str], examples: list[Example]) -> float | None:
 
 
 @torch.no_grad()
-def teacher_forced_loss(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    pairs: list[tuple[str, str]],
-    batch_size: int = 128,
-    options: CallOptions = DEFAULT,
-) -> float:
-    """Mean cross-entropy per target token (no label smoothing) with teacher forcing."""
-    require_eval(model)
-    device, pad_id = model_device(model), model.config.pad_id
-    total, count = 0.0, 0
-    for b in range(0, len(pairs), batch_size):
-        src, tgt_in, tgt_out = _teacher_forced_batch(tokenizer, pairs[b : b + batch_size], device)
-        logits = model(src, tgt_in, options=options).logits
-        total += float(F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=pad_id, reduction="sum"))
-        count += int((tgt_out != pad_id).sum())
-    return total / max(count, 1)
-
-
 def evaluate(
     model: Transformer, tokenizer: Tokenizer, examples: list[Example] | None = None, batch_size: int = 128
 ) -> dict[str, Any]:

@@ -209,3 +209,30 @@ def test_a_heads_same_token_sentence_shows_the_token_literally():
         text = describe(same, ["▁a", "▁~~x~~", "</s>"], Translator(lang))
         assert "'▁\\~\\~x\\~\\~'" in text and "~~x" not in text, text
     assert "'▁\\*'" in describe(same, ["▁a", "▁*"], Translator("en"))
+
+
+def test_the_card_shows_the_public_test_figures_beside_opus_mt(tmp_path, monkeypatch):
+    """Issue 61: the "trained on" panel states the model's figures on the public test sets (the card's
+    public_eval), each beside opus-mt's published figure, with the source; a corpus from a repository snapshot
+    (Tatoeba) is named without Debian packages."""
+    ckpt = tmp_path / "real-tiny"
+    shutil.copytree(SHIPPED_ROOT / "tiny", ckpt, ignore=shutil.ignore_patterns("snapshots"))
+    card = json.loads((ckpt / "card.json").read_text(encoding="utf-8"))
+    card["train_config"]["real_data"] = ["libreoffice", "tatoeba"]
+    card["real_data"] = real_data_entry(("libreoffice", "tatoeba"), DATA_DIR / "MANIFEST.json")
+    card["public_eval"] = {
+        "greedy": {
+            "tatoeba-test-v2021-08-07": {"n_sentences": 12681, "chrf": 61.24, "bleu": 40.1},
+            "flores200-devtest": {"n_sentences": 1012, "chrf": 44.5, "bleu": 15.0},
+        }
+    }
+    (ckpt / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    monkeypatch.setenv("TRANSFORMER_CHECKPOINTS", str(tmp_path))
+    at = run(app())
+    body = " ".join(m.value for m in at.markdown)
+    tatoeba = EN("realdata.public_line", test=EN("realdata.test_tatoeba-test-v2021-08-07"), metric="chrF",
+                 ours="61.2", n="12,681")
+    assert tatoeba + EN("realdata.public_beside", model="opus-mt-en-fr", theirs="68.3", note="") in body
+    assert EN("realdata.test_flores200-devtest") in body and "70.3" in body
+    assert EN("realdata.public_source", source="Helsinki-NLP/OPUS-MT-leaderboard") in [c.value for c in at.caption]
+    assert EN("realdata.name_tatoeba") in body and "CC BY 2.0 FR" in body

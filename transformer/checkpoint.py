@@ -40,6 +40,7 @@ from .layout import (
     tokenizer_files,
 )
 from .model import Transformer
+from .positional import sinusoidal_table
 from .tokenizer import MarianTokenizer, Tokenizer, TokenizerBase, TokenizerError
 
 MAX_JSON_BYTES = 4 * 1024 * 1024
@@ -287,8 +288,6 @@ def _assemble(config: TransformerConfig, state: dict[str, Tensor], expected: dic
     positional = model.positional
     if isinstance(getattr(positional, "table", None), Tensor) and positional.table.is_meta:
         # the sinusoidal table is computed, never stored (a non-persistent buffer)
-        from .positional import sinusoidal_table
-
         positional.table = sinusoidal_table(config.max_len, config.d_model)
     left = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.is_meta]
     if unexpected or left:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .corpus import CorpusSpec, Example, french_pronoun
+from .corpus import CorpusSpec, Example, french_pronoun, generate_test
 from .corpus.real import load_real, read_pairs, real_files
+from .corpus.typed import load_typed, typed_pairs
 from .corpus.variants import generate_variants_test
 from .decoding import PAPER_ALPHA, greedy_decode_batch
 from .evaluate import ProbeQuery, coreference_probe, evaluate, pronoun_accuracy
 from .model import Transformer
+from .serving.running_batch import analyse_batch
 from .tokenizer import Tokenizer
 
 GOALS = {
@@ -58,8 +60,6 @@ def translate(
     out: list[str] = [""] * len(sources)
     limit = model.config.max_len - 1
     if beam > 1:
-        from .serving.running_batch import analyse_batch
-
         for b in range(0, len(order), BEAM_BATCH):
             idx = order[b : b + BEAM_BATCH]
             for i, a in zip(idx, analyse_batch(model, tokenizer, [sources[i] for i in idx], beam, alpha=alpha)):
@@ -122,8 +122,6 @@ def typed_report(
 ) -> dict[str, Any]:
     """chrF and BLEU on the everyday sentences typed as a new user would (transformer/corpus/typed.py), against
     the references of target ("fr" or "zh"): the corpus figures, each topic's chrF and every sentence."""
-    from .corpus.typed import load_typed, typed_pairs
-
     rows = load_typed()
     refs = [ref for _, ref in typed_pairs(target)]  # ValueError for a target the set has no references in
     hyps = translate(model, tokenizer, [r.en for r in rows], beam=beam, alpha=alpha)
@@ -240,8 +238,6 @@ def real_coref_report(
 
     The GIMP figure is on the whole manual (7,575 sentences of 555 pages, aligned section by section, the
     sentences its French edition leaves in English left out) unless gimp_limit cuts it."""
-    from .corpus import generate_test
-
     cut = (lambda xs: xs[:limit]) if limit else (lambda xs: xs)
     real = cut(load_real("test"))
     gimp = load_real("test", ("gimp",))

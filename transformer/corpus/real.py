@@ -46,6 +46,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import re
+import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,8 +185,6 @@ def read_catalogue(data: bytes, name: str = "catalogue") -> dict[str, str]:
     file is evaluated (gettext's own reader compiles the Plural-Forms expression); any offset or length
     outside the file, or text that is not UTF-8, raises RealCorpusError.
     """
-    import struct
-
     if len(data) < 28:
         raise RealCorpusError(f"{name}: not a gettext catalogue (too short)")
     magic = struct.unpack("<I", data[:4])[0]

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..evaluate_real import sentence_chrf
+from ..serving.running_batch import analyse_batch
+from .confidence import confidence
+
 MIN_WORDS, MAX_WORDS = 4, 10
 MIN_CHRF = 60.0  # a translation this close to the reference (sentence chrF) counts as translated well
 
@@ -58,10 +62,6 @@ def pick(rows: list[Scored], n: int = 4, min_chrf: float = MIN_CHRF) -> list[Sco
 def score(model, tokenizer, pairs: list[tuple[str, str]], batch: int = 16) -> list[Scored]:
     """Each (English, reference) pair translated greedily, in batches (as the app's batcher does), with its
     sentence chrF and the translation's confidence (mean log-probability per piece)."""
-    from ..evaluate_real import sentence_chrf
-    from ..serving.running_batch import analyse_batch
-    from .confidence import confidence
-
     rows = []
     for b in range(0, len(pairs), batch):
         chunk = pairs[b : b + batch]

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from ..corpus import CorpusSpec, generate_test
+from ..corpus.real import load_real, real_files
 from ..provenance import is_imported
 from ..tokenizer import TokenizerBase, pad_batch
 
@@ -35,8 +36,6 @@ def _real_names(card: dict[str, Any]) -> tuple[str, ...] | None:
     train = card.get("train_config") if isinstance(card, dict) else None
     names = train.get("real_data") if isinstance(train, dict) else None
     if isinstance(names, list) and names:
-        from ..corpus.real import real_files
-
         files = real_files()
         return tuple(n for n in names if n in files and n != "ui")  # the interface strings hold no test pages
     return None
@@ -44,8 +43,6 @@ def _real_names(card: dict[str, Any]) -> tuple[str, ...] | None:
 
 def heldout_pairs(card: dict[str, Any], n: int = 200) -> HeldOut:
     """The first n held-out (source, reference) pairs of a checkpoint (see the module's docstring)."""
-    from ..corpus.real import load_real
-
     names = None if is_imported(card) else _real_names(card)
     if names is None and not is_imported(card) and isinstance(card.get("train_config"), dict):
         examples = generate_test(CorpusSpec.from_card(card))[:n]

@@ -29,6 +29,8 @@ import numpy as np
 import torch
 
 from ..attention import AttentionKind, HeadId
+from ..corpus import CorpusSpec, generate, read_tsv
+from ..corpus.real import load_real
 from ..decoding import model_device, require_eval
 from ..model import Transformer
 from ..provenance import is_imported
@@ -125,8 +127,6 @@ def score_frequency(tokenizer: TokenizerBase, special: list[int]) -> PieceFreque
 def training_sources(card: dict[str, Any]) -> list[str] | None:
     """The source sentences a checkpoint of ours was trained on, rebuilt from its card; None when not known
     (an imported model, or a --data file that is not here)."""
-    from ..corpus import CorpusSpec, generate, read_tsv
-
     train = card.get("train_config") if isinstance(card, dict) else None
     if is_imported(card) or not isinstance(train, dict):
         return None
@@ -139,8 +139,6 @@ def training_sources(card: dict[str, Any]) -> list[str] | None:
     else:
         sources = [ex.src for ex in generate(CorpusSpec.from_card(card))[0]]
     if train.get("real_data"):
-        from ..corpus.real import load_real
-
         sources += [s for s, _ in load_real("train", train["real_data"])]
     return sources
 

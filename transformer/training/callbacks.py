@@ -12,7 +12,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..corpus import Example
+from ..corpus import Example, generate_test
+from ..evaluate import coreference_probe
 from .metrics import append_jsonl
 from .presets import TrainConfig
 
@@ -89,8 +90,6 @@ class ProbeAtSnapshots(TrainCallback):
         self.examples: list[Example] = []
 
     def on_start(self, trainer: RunState) -> None:
-        from ..corpus import generate_test
-
         self.trainer = trainer
         if not trainer.config.data_file:
             self.examples = generate_test(trainer.config.corpus)[: self.n]
@@ -98,8 +97,6 @@ class ProbeAtSnapshots(TrainCallback):
     def on_checkpoint(self, step: int, path: Path, kind: CheckpointKind) -> None:
         if kind is not CheckpointKind.SNAPSHOT or not self.examples or self.trainer is None:
             return
-        from ..evaluate import coreference_probe
-
         model, tokenizer = self.trainer.model, self.trainer.tokenizer
         if model is None or tokenizer is None:
             return

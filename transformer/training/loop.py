@@ -33,6 +33,7 @@ from ..options import CallOptions
 from ..tokenizer import Tokenizer, TokenizerBase, train_separate
 from ..vocabulary import Vocabulary, training_vocabulary
 from .alignment import alignment_loss
+from .average import average_checkpoints
 from .callbacks import CheckpointKind, TrainCallback, TrainEvent
 from .data import BatchStream, TrainingData, load_training_examples, source_target
 from .grow import widen_feed_forward
@@ -268,8 +269,6 @@ class Trainer:
         final = f"step-{self.step:06d}"  # a run whose time ran out on a kept step: those weights once
         kept = [k for k in sorted((self.out / AVERAGE_DIR).glob("step-*")) if k.name != final]
         if kept:
-            from .average import average_checkpoints
-
             average_checkpoints([*kept, self.out], self.out / AVERAGED_DIR, overwrite=True)
 
     def _snapshot_model(self) -> Transformer:

@@ -278,3 +278,25 @@ def test_two_sessions_with_beam_1_and_beam_4_each_get_their_own_snapshot_map():
         np.testing.assert_allclose(z, expected, atol=1e-4)
         grids[b] = z
     assert grids[1].shape != grids[4].shape
+
+
+def test_a_keys_function_source_is_read_once(monkeypatch):
+    """Issue 60, fault 8: every memo and analysis key read its function's source with inspect.getsource (0.6 ms,
+    a stat and a tokenisation), several times a page run; the class of 30 was 1.2 times slower for it."""
+    import inspect
+
+    from pages._ui import keys
+
+    def fn(x):
+        return x + 1
+
+    fn.__module__ = __name__  # a module-level function as far as call_key is concerned
+    fn.__qualname__ = "fn"
+    calls = []
+    real = inspect.getsource
+    monkeypatch.setattr(keys.inspect, "getsource", lambda f: calls.append(f) or real(f))
+    first = keys.call_key(fn, (1,), {})
+    assert [keys.call_key(fn, (1,), {}) for _ in range(5)] == [first] * 5
+    assert len(calls) == 1
+    fn.__code__ = (lambda x: x + 2).__code__  # new code: read again, and a new key
+    assert keys.call_key(fn, (1,), {}) != first and len(calls) == 2

@@ -101,12 +101,22 @@ def _digest(value: Any) -> bytes:
 
 def _source(fn: types.FunctionType) -> bytes:
     """The function's source text (its constants included, unlike co_code); its code object's parts when
-    the source cannot be read (a function built at run time)."""
+    the source cannot be read (a function built at run time).
+
+    Read once per function and code object, and kept on the function itself (so it goes with it: a module that
+    Streamlit reloads brings new functions, read again). inspect.getsource stats the file and tokenises it, 0.6 ms
+    a call; every memo and analysis key asked for it, several times a page run, which made a class of 30 about
+    1.2 times slower than before keys read the source (bench/bench_versions.py, issue 60)."""
+    code = fn.__code__
+    kept = getattr(fn, "_key_source", None)
+    if kept is not None and kept[0] is code:
+        return kept[1]
     try:
-        return inspect.getsource(fn).encode()
+        text = inspect.getsource(fn).encode()
     except (OSError, TypeError):
-        code = fn.__code__
-        return code.co_code + repr((code.co_consts, code.co_names)).encode()
+        text = code.co_code + repr((code.co_consts, code.co_names)).encode()
+    fn._key_source = (code, text)
+    return text
 
 
 def call_key(fn: Callable, args: tuple, kwargs: dict) -> tuple[str, bytes]:

@@ -151,8 +151,8 @@ def test_weights_of_the_wrong_dtype_are_refused(trained_checkpoint, tmp_path):
 def test_the_card_chooses_the_beam_length_penalty(trained_checkpoint, tmp_path):
     """card["decoding"]["alpha"] (scripts/sweep_length_penalty.py --write) is what a beam search uses; without
     one, the paper's 0.6."""
+    from transformer.beams import PAPER_ALPHA
     from transformer.checkpoint import update_card
-    from transformer.decoding import PAPER_ALPHA
 
     path = _copy(trained_checkpoint, tmp_path / "c")
     assert "decoding" not in load_checkpoint(path).card and load_checkpoint(path).alpha == PAPER_ALPHA == 0.6

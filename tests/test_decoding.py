@@ -91,7 +91,8 @@ def test_sentences_that_join_a_beam_batch_decode_as_they_would_alone(trained_che
     """BeamBatch is the one decoding loop: sentences added after 0, 2 and 5 steps (shorter and longer
     sources, so rows have empty first slots and the source axis widens) end with the tokens and scores
     they get alone, under either beam rule."""
-    from transformer.decoding import BeamBatch, BeamRule, Search
+    from transformer.beams import BeamRule, Search
+    from transformer.decoding import BeamBatch
 
     ckpt = load_checkpoint(trained_checkpoint)
     tok, model = ckpt.tokenizer, ckpt.model

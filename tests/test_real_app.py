@@ -169,8 +169,8 @@ def test_the_beam_slider_searches_with_the_length_penalty_the_card_chose():
     import torch
 
     from transformer.analysis import analyse
+    from transformer.beams import PAPER_ALPHA
     from transformer.checkpoint import DECODING, load_checkpoint
-    from transformer.decoding import PAPER_ALPHA
     from transformer.layout import SHIPPED_ROOT
 
     ckpt = load_checkpoint(SHIPPED_ROOT / "real-kde-align")

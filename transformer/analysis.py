@@ -12,8 +12,9 @@ import numpy as np
 import torch
 
 from .attention import AttentionKind
+from .beams import PAPER_ALPHA
 from .corpus import pronoun_piece
-from .decoding import PAPER_ALPHA, translate_ids
+from .decoding import translate_ids
 from .model import Transformer
 from .options import DEFAULT, CallOptions
 from .tokenizer import Tokenizer

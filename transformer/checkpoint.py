@@ -26,8 +26,8 @@ from safetensors.torch import load_file, save_file
 from torch import Tensor
 
 from .atomic import OverwriteError, is_our_checkpoint, write_folder
+from .beams import MAX_ALPHA, PAPER_ALPHA
 from .config import ConfigError, TransformerConfig
-from .decoding import MAX_ALPHA, PAPER_ALPHA
 from .layout import (
     CARD_FILE,
     CONFIG_FILE,

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .beams import PAPER_ALPHA
 from .corpus import CorpusSpec, Example, french_pronoun, generate_test
 from .corpus.real import load_real, read_pairs, real_files
 from .corpus.typed import load_typed, typed_pairs
 from .corpus.variants import generate_variants_test
-from .decoding import PAPER_ALPHA, greedy_decode_batch
+from .decoding import greedy_decode_batch
 from .evaluate import ProbeQuery, coreference_probe, evaluate, pronoun_accuracy
 from .model import Transformer
 from .serving.running_batch import analyse_batch

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from transformer.beams import PAPER_ALPHA
 from transformer.checkpoint import DECODING, Checkpoint, CheckpointError
-from transformer.decoding import PAPER_ALPHA
 from transformer.inspection import everyday_examples
 from transformer.inspection.reorder import card_examples
 from transformer.layout import checkpoints_root

@@ -28,7 +28,7 @@ from typing import Any
 import torch
 
 from ..analysis import Analysis
-from ..decoding import PAPER_ALPHA
+from ..beams import PAPER_ALPHA
 from ..model import Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer

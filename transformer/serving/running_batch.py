@@ -29,7 +29,8 @@ from torch import Tensor
 
 from ..analysis import Analysis, Source, analyse, assemble, max_new_tokens
 from ..attention import AttentionKind
-from ..decoding import PAPER_ALPHA, BeamBatch, BeamRule, Search
+from ..beams import PAPER_ALPHA, BeamRule, Search
+from ..decoding import BeamBatch
 from ..model import AttentionMaps, Capture, Transformer
 from ..options import DEFAULT, CallOptions
 from ..tokenizer import Tokenizer

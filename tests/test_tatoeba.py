@@ -111,3 +111,13 @@ def test_the_training_loader_applies_the_guard(monkeypatch):
     srcs = [e[0] if isinstance(e, tuple) else e.src for e in examples]
     assert not [s for s in srcs if match_key(s) in keys]
     assert "Be careful!" not in srcs  # in the everyday corpus's training split, and a Tatoeba test sentence
+
+
+def test_the_tatoeba_presets_train_on_tatoeba_and_never_on_a_test_set():
+    from transformer.training import PRESETS
+
+    for name, corpus in (("en-fr-tatoeba", "tatoeba"), ("en-zh-tatoeba", "zh/tatoeba")):
+        for preset in (PRESETS[name], PRESETS[f"{name}-gpu"]):
+            assert corpus in preset.real_data and preset.init_from is None  # from scratch
+            assert not [n for n in preset.real_data if n.endswith(("public_tests", "gimp"))]
+    assert PRESETS["en-fr-tatoeba"].vocab_size == 12000 and PRESETS["en-fr-tatoeba-gpu"].batch_tokens == 24000

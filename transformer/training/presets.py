@@ -385,6 +385,31 @@ EN_FR_TATOEBA = dataclasses.replace(
     time_limit_s=0.0,
 )
 
+# en-zh-tatoeba (issue 61): every Chinese training corpus with Tatoeba's Chinese export three times an epoch and
+# Wesnoth twice, from scratch at en-zh's shape with separate vocabularies learnt on all of it; resumable.
+EN_ZH_TATOEBA = dataclasses.replace(
+    EN_ZH,
+    real_data=(*EN_ZH_GRAPHICS.real_data, "zh/tatoeba"),
+    real_repeat=(("zh/tatoeba", 3), ("zh/everyday", 2)),
+    steps=40000,
+    batch_tokens=6000,
+    lr_factor=0.4,  # peak 0.4 * 256^-0.5 * 800^-0.5 = 8.8e-4 at step 800
+    warmup_steps=800,
+    snapshot_steps=(0, 1000, 4000),
+    checkpoint_every=100,
+    average_every=500,
+    time_limit_s=0.0,
+)
+
+
+def on_a_gpu(base: TrainConfig) -> TrainConfig:
+    """A preset as a lent GPU runs it (scripts/train_on_gpu.sh): the same corpora and model (the class's budget
+    holds the shape), four times the tokens a step, no snapshot, at most 400 s of loop (the device's 10 minutes)."""
+    return dataclasses.replace(
+        base, batch_tokens=4 * base.batch_tokens, snapshot_steps=(), checkpoint_every=500, time_limit_s=400.0
+    )
+
+
 PRESETS: dict[str, TrainConfig] = {
     "coref": COREF,
     "en-zh": EN_ZH,
@@ -426,6 +451,10 @@ PRESETS: dict[str, TrainConfig] = {
     "en-fr-steady": EN_FR_STEADY,
     "en-fr-everyday-only": EN_FR_EVERYDAY_ONLY,
     "en-fr-tatoeba": EN_FR_TATOEBA,
+    "en-fr-tatoeba-gpu": on_a_gpu(EN_FR_TATOEBA),
+    # issue 61: en-zh from scratch with Tatoeba's Chinese export (see EN_ZH_TATOEBA)
+    "en-zh-tatoeba": EN_ZH_TATOEBA,
+    "en-zh-tatoeba-gpu": on_a_gpu(EN_ZH_TATOEBA),
     # checkpoints/coref-variants: the coref recipe, 40 % of its sentences typed as students type them
     "coref-variants": dataclasses.replace(
         COREF, corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2, variant_share=0.4)

@@ -382,3 +382,21 @@ def test_a_time_limit_ends_the_run_complete(tmp_path, monkeypatch):
     assert card["train_config"]["time_limit_s"] == 6.0
     # without a limit the same run goes to its steps
     assert "time_limited" not in Trainer(TINY, tmp_path / "full").train()
+
+
+def test_every_start_and_stop_of_a_resumed_run_is_in_the_card(tmp_path):
+    """Issue 61: a run resumed across sessions says in its card when each part ran, from which step to which."""
+    import dataclasses
+
+    from conftest import stopped_run
+
+    from transformer.checkpoint import load_checkpoint
+    from transformer.training import PRESETS, Trainer
+
+    cfg = dataclasses.replace(PRESETS["tiny"], steps=6, snapshot_steps=(), checkpoint_every=100)
+    out = tmp_path / "run"
+    assert stopped_run(cfg, out, 3)["stopped"]
+    Trainer(cfg, out).train()
+    runs = load_checkpoint(out).card["runs"]
+    assert [(r["from_step"], r["to_step"]) for r in runs] == [(0, 3), (3, 6)]
+    assert all(r["started"] <= r["stopped"] and r["wall_s"] >= 0 and r["device"] == "cpu" for r in runs)

@@ -130,6 +130,9 @@ class Trainer:
         self.batches: BatchStream | None = None
         self.optimizer: torch.optim.Optimizer | None = None
         self.resume_state: dict[str, Any] = {}
+        # every start and stop of this run, resumed ones included: [{"started", "from_step", "stopped", "to_step",
+        # "wall_s", "device", "threads"}], kept in last/'s loop state and written into every card
+        self.runs: list[dict[str, Any]] = []
         self.init_card: dict[str, Any] | None = None  # the checkpoint the run started from (config.init_from)
 
     @property
@@ -222,6 +225,7 @@ class Trainer:
             "n_train_pairs": len(self.data),
             "parameters": self.model.num_parameters(),
             "vocabulary": self.vocabulary.to_card(),
+            "runs": self._runs_so_far(wall_time),
             **({"init_from": self.init_card} if self.init_card else {}),
             **(extra or {}),
         }
@@ -282,7 +286,30 @@ class Trainer:
 
     def _loop_state(self, wall: float) -> dict[str, Any]:
         """Where the data loop stands, so a resumed run continues with the very next batch."""
-        return {"step": self.step, "wall_time_s": wall, **self.batches.state()}
+        return {"step": self.step, "wall_time_s": wall, "runs": self._runs_so_far(wall), **self.batches.state()}
+
+    def _runs_so_far(self, wall: float) -> list[dict[str, Any]]:
+        """The run's starts and stops, this one's stop being now (step and wall time so far)."""
+        if not self.runs:
+            return []
+        *before, this = self.runs
+        began = float(this.get("_wall_at_start", 0.0))
+        now = {k: v for k, v in this.items() if not k.startswith("_")}
+        now.update(stopped=_now(), to_step=self.step, wall_s=round(wall - began, 1))
+        return [*before, now]
+
+    def _start_run(self) -> None:
+        """Record this start: after the earlier starts a resumed run's last/ kept."""
+        self.runs = [r for r in self.resume_state.get("runs", []) if isinstance(r, dict)]
+        self.runs.append(
+            {
+                "started": _now(),
+                "from_step": self.step,
+                "device": self.device.type,
+                "threads": torch.get_num_threads(),
+                "_wall_at_start": float(self.resume_state.get("wall_time_s", 0.0)),
+            }
+        )
 
     # ------------------------------------------------------------ loop
     def _check_out(self) -> None:
@@ -344,6 +371,7 @@ class Trainer:
     def _train(self) -> dict[str, Any]:
         cfg = self.config
         self._prepare()
+        self._start_run()
         for cb in self.callbacks:
             cb.on_start(self)
         start = time.perf_counter() - float(self.resume_state.get("wall_time_s", 0.0))
@@ -414,3 +442,8 @@ class Trainer:
         gathered = [torch.empty_like(flat) for _ in range(self.world_size)]
         dist.all_gather(gathered, flat)
         return all(torch.equal(gathered[0], g) for g in gathered[1:])
+
+
+def _now() -> str:
+    """UTC, to the second (a card's record of when a run started or stopped)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -121,3 +121,22 @@ def test_the_tatoeba_presets_train_on_tatoeba_and_never_on_a_test_set():
             assert corpus in preset.real_data and preset.init_from is None  # from scratch
             assert not [n for n in preset.real_data if n.endswith(("public_tests", "gimp"))]
     assert PRESETS["en-fr-tatoeba"].vocab_size == 12000 and PRESETS["en-fr-tatoeba-gpu"].batch_tokens == 24000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["en-fr", "en-zh"])
+def test_the_cards_public_figures_hold_on_a_sample(name):
+    """The public test figures in a shipped card (scripts/evaluate_public.py --write) re-measured on the first
+    sentences of each set: the same translations, the same scores."""
+    from transformer.checkpoint import load_checkpoint
+    from transformer.evaluate_real import SAMPLE, public_report
+    from transformer.layout import SHIPPED_ROOT
+    from transformer.provenance import target_language
+
+    ckpt = load_checkpoint(SHIPPED_ROOT / name)
+    card = ckpt.card["public_eval"]["greedy"]
+    now = public_report(ckpt.model.eval(), ckpt.tokenizer, target_language(ckpt.card), n=SAMPLE)
+    for test_set, figures in card.items():
+        assert now[test_set]["n_sentences"] == figures["sample"]["n_sentences"] == SAMPLE
+        for metric in ("bleu", "chrf"):
+            assert now[test_set][metric] == pytest.approx(figures["sample"][metric], abs=0.05), (test_set, metric)

@@ -163,9 +163,15 @@ def public_report(
     for name, pairs in by_set.items():
         pairs = pairs[:n] if n else pairs
         hyps = translate(model, tokenizer, [s for s, _ in pairs], beam=beam, alpha=alpha)
+        refs = [t for _, t in pairs]
         out[name] = {
             "n_sentences": len(pairs),
-            **score(hyps, [t for _, t in pairs], target_lang=target),
+            **score(hyps, refs, target_lang=target),
+            # the first SAMPLE sentences' figures, which tests/test_tatoeba.py re-measures
+            "sample": {
+                "n_sentences": min(SAMPLE, len(pairs)),
+                **score(hyps[:SAMPLE], refs[:SAMPLE], target_lang=target),
+            },
             "examples": [{"source": s, "translation": h, "reference": t} for (s, t), h in list(zip(pairs, hyps))[:5]],
         }
     return out

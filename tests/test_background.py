@@ -95,3 +95,14 @@ def test_the_lane_stops_with_the_server(lane, monkeypatch):
     stopping.set()  # what shutdown() sets first
     with pytest.raises(background.Abandoned):
         job.future.result(5)
+
+
+@pytest.mark.timeout(60)
+def test_a_job_someone_drains_is_not_abandoned(lane, monkeypatch):
+    """drain (tests, scripts) waits as a page's progress bar does: the job it waits for is looked at, not
+    abandoned after ABANDON_S (which sent the ablation ranking round a loop of restarts)."""
+    monkeypatch.setattr(background, "ABANDON_S", 0.05)
+    _, job = background.start(gated, 5)
+    threading.Timer(0.3, GATE.set).start()  # the job outlives ABANDON_S six times over
+    assert background.drain(5)
+    assert job.future.result(0) == 5

@@ -174,11 +174,13 @@ def drain(timeout_s: float | None = None) -> bool:
     with _lock:
         running = list(_jobs.values())
     for j in running:
-        j.seen()
-        try:
-            j.future.result(timeout=wait_s() if timeout_s is None else timeout_s)
-        except Exception:  # the page that polls shows it
-            pass
+        deadline = time.monotonic() + (wait_s() if timeout_s is None else timeout_s)
+        while not j.future.done() and time.monotonic() < deadline:
+            j.seen()  # a waiting caller counts as a page looking at the job, as the progress fragment does
+            try:
+                j.future.result(timeout=min(POLL_S, ABANDON_S / 2, max(deadline - time.monotonic(), 0.0)))
+            except Exception:  # not done yet, or failed: the page that polls shows a failure
+                pass
     return bool(running)
 
 

@@ -16,7 +16,8 @@ Writes (gzip TSV, ``source page split en fr|zh``, fixed mtime):
   (the test's ``cmn_Hans`` lines; FLORES ``zho_Hans``);
 
 and their entries in each folder's ``MANIFEST.json`` (repository, commit, path, sha256, licence, attribution,
-counts). No training pair's English is a test sentence of either language (tatoeba.match_key).
+counts). No training pair's English is a test sentence of either language, nor one of the sentences typed as a new
+user would (tatoeba.match_key).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from transformer.corpus.tatoeba import (  # noqa: E402
     simplified,
     split_tatoeba,
     test_rows,
+    typed_keys,
     zip_member,
 )
 
@@ -103,6 +105,7 @@ def update_manifest(path: Path, entries: dict[str, dict]) -> None:
 def build(mirror_root: Path, out: Path, to_simplified) -> dict[str, dict]:
     sets = {lang: public_sets(Mirror(mirror_root), lang) for lang in ("fr", "zh")}
     test_keys = {match_key(en) for by_set in sets.values() for pairs in by_set.values() for en, _ in pairs}
+    test_keys |= typed_keys()  # our own test set: the sentences typed as a new user would
     report = {}
     for lang in ("fr", "zh"):
         mirror = Mirror(mirror_root)
@@ -129,7 +132,7 @@ def build(mirror_root: Path, out: Path, to_simplified) -> dict[str, dict]:
             "attribution": ATTRIBUTION,
             "snapshots": mirror.read_files,
             **extra,
-            "removed_as_public_test_english": split.removed_as_test,
+            "removed_as_test_english": split.removed_as_test,  # public test sets and the typed sentences
             "exact_duplicates_dropped": split.duplicates,
             "by_split": {s: len(v) for s, v in split.by_split.items() if v},
             "split": "dev: sha1('tatoeba:' + match_key(English)) < 0.01; the rest train; no test (the public sets are)",

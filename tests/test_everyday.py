@@ -17,7 +17,7 @@ from transformer.checkpoint import load_checkpoint
 from transformer.corpus import everyday as E
 from transformer.corpus import freedict, real
 from transformer.corpus.real import RealCorpusError, RealPair
-from transformer.corpus.tatoeba import without_public_tests
+from transformer.corpus.tatoeba import without_test_sentences
 from transformer.training import PRESETS, Trainer, TrainingError
 from transformer.training.data import load_training_examples
 
@@ -471,8 +471,8 @@ def test_real_repeat_weights_a_corpus_and_refuses_unknown_names():
     base = dataclasses.replace(TINY, real_data=("everyday_words",))
     once = load_training_examples(base)
     thrice = load_training_examples(dataclasses.replace(base, real_repeat=(("everyday_words", 3),)))
-    # less the pairs whose English is a public test sentence (corpus.tatoeba.without_public_tests)
-    words = len(without_public_tests(real.load_real("train", ("everyday_words",)), lambda p: p[0]))
+    # less the pairs whose English is a public test sentence (corpus.tatoeba.without_test_sentences)
+    words = len(without_test_sentences(real.load_real("train", ("everyday_words",)), lambda p: p[0]))
     assert len(thrice) - len(once) == 2 * words
     with pytest.raises(TrainingError, match="real_repeat"):
         load_training_examples(dataclasses.replace(base, real_repeat=(("kde", 2),)))

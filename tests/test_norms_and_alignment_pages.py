@@ -126,7 +126,8 @@ def test_the_norm_tab_shows_progress_first_then_the_disagreement_computed_off_th
 
     monkeypatch.setattr(norms_and_alignment, "disagreement", watched)
     background.drain()
-    cache.results().clear()  # a disagreement computed by an earlier test would be shown at once
+    cache.results().clear()
+    background.forget()  # a disagreement computed by an earlier test would be shown at once
     at = run(app("headlab", lab_tab="hlb.norms"))
     bars = [el for el in at.get_by_key("hlb_norms_progress") if getattr(el, "type", "") == "progress"]
     assert bars, "the norm tab shows a progress bar on a first visit"

@@ -12,14 +12,14 @@ from transformer.corpus import tatoeba
 from transformer.corpus.real import read_pairs, real_files
 from transformer.corpus.tatoeba import (
     TatoebaError,
+    held_out_keys,
     match_key,
     merge_exports,
-    public_test_keys,
     read_export,
     read_test_set,
     simplified,
     split_tatoeba,
-    without_public_tests,
+    without_test_sentences,
     zip_member,
 )
 
@@ -84,7 +84,7 @@ def test_a_test_set_keeps_only_its_labelled_lines():
 def test_no_public_test_sentence_is_in_any_training_file():
     """Every committed corpus's training split, and what a training run loads from it, holds no English sentence
     of a public test set (Tatoeba test v2021-08-07, FLORES-200 devtest; matched by match_key)."""
-    keys = public_test_keys()
+    keys = held_out_keys()
     assert len(keys) > 15000
     files = real_files()
     assert {"public_tests", "zh/public_tests", "tatoeba", "zh/tatoeba"} <= set(files)
@@ -94,7 +94,7 @@ def test_no_public_test_sentence_is_in_any_training_file():
         if name in tatoeba.PUBLIC_TESTS:
             continue
         train = read_pairs(path, "train")
-        kept = without_public_tests(((p.src, p.tgt) for p in train), lambda p: p[0])
+        kept = without_test_sentences(((p.src, p.tgt) for p in train), lambda p: p[0])
         assert not [s for s, _ in kept if match_key(s) in keys], name
 
 
@@ -107,7 +107,7 @@ def test_the_training_loader_applies_the_guard(monkeypatch):
 
     cfg = dataclasses.replace(PRESETS["tiny"], corpus=CorpusSpec(n_examples=10, n_test=10), real_data=("everyday",))
     examples = load_training_examples(cfg)
-    keys = public_test_keys()
+    keys = held_out_keys()
     srcs = [e[0] if isinstance(e, tuple) else e.src for e in examples]
     assert not [s for s in srcs if match_key(s) in keys]
     assert "Be careful!" not in srcs  # in the everyday corpus's training split, and a Tatoeba test sentence

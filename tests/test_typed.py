@@ -47,6 +47,8 @@ def test_no_typed_sentence_is_in_any_committed_corpus():
     typed = {r.en.casefold().strip() for r in load_typed()}
     seen = []
     for name, path in real_files().items():
+        if name.endswith("public_tests"):  # a test set too (Tatoeba's and FLORES's): never trained on
+            continue
         for split in SPLITS:
             seen += [(name, split, p.src) for p in read_pairs(path, split) if p.src.casefold().strip() in typed]
     assert seen == []

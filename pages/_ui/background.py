@@ -184,6 +184,12 @@ def drain(timeout_s: float | None = None) -> bool:
     return bool(running)
 
 
+def forget() -> None:
+    """Let go of the finished jobs' values (tests that want a computation done again clear the results cache too)."""
+    with _lock:
+        _finished.clear()
+
+
 @atexit.register
 def shutdown() -> None:
     """Stop the lane with the server: queued jobs are cancelled, a running one stops at its next report."""

@@ -13,11 +13,11 @@ Public test sets, never trained on (``Helsinki-NLP/OPUS-MT-testsets``):
 - Tatoeba test v2021-08-07: ``eng-fra`` (12,681 pairs) and the ``cmn_Hans`` lines of ``eng-zho`` (4,450);
 - FLORES-200 devtest (1,012 sentences; CC BY-SA 4.0): ``eng_Latn`` beside ``fra_Latn`` / ``zho_Hans``.
 
-Every English sentence of a public test set is removed from training, matched by :func:`match_key` (case,
-punctuation and spacing folded), so "Tom's here." in a test set also keeps "toms here" out of training.
-:func:`split_tatoeba` holds a dev split out of the training export by a hash of that key (all translations of one
-English sentence fall on one side). No network and no OpenCC here: these functions read bytes and strings.
-"""
+Every English sentence of a public test set, and of the sentences typed as a new user would (corpus/typed.py), is
+removed from training, matched by :func:`match_key` (case, punctuation and spacing folded), so "Tom's here." in a
+test set also keeps "toms here" out of training. :func:`split_tatoeba` holds a dev split out of the training export
+by a hash of that key (all translations of one English sentence fall on one side). No network and no OpenCC here:
+these functions read bytes and strings. """
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from .real import SPLITS, RealPair, read_pairs, real_files
+from .typed import load_typed
 
 T = TypeVar("T")
 
@@ -233,15 +234,22 @@ def test_rows(sets: dict[str, list[tuple[str, str]]]) -> list[tuple[str, RealPai
 PUBLIC_TESTS = ("public_tests", "zh/public_tests")  # the committed public test sets (real.real_files names)
 
 
+def typed_keys() -> frozenset[str]:
+    """The match_key of the everyday sentences typed as a new user would (corpus/typed.py, our own test set)."""
+    return frozenset(match_key(r.en) for r in load_typed())
+
+
 @functools.lru_cache(maxsize=1)
-def public_test_keys() -> frozenset[str]:
-    """The match_key of every English sentence in the committed public test sets (both languages)."""
+def held_out_keys() -> frozenset[str]:
+    """The match_key of every English test sentence: the committed public test sets (both languages) and the
+    typed sentences."""
     files = real_files()
-    return frozenset(match_key(p.src) for name in PUBLIC_TESTS if name in files for p in read_pairs(files[name]))
+    public = {match_key(p.src) for name in PUBLIC_TESTS if name in files for p in read_pairs(files[name])}
+    return frozenset(public | typed_keys())
 
 
-def without_public_tests(pairs: Iterable[T], english: Callable[[T], str]) -> list[T]:
-    """pairs less those whose English (english(pair)) is a public test sentence: the guard every training
+def without_test_sentences(pairs: Iterable[T], english: Callable[[T], str]) -> list[T]:
+    """pairs less those whose English (english(pair)) is a test sentence (held_out_keys): the guard every training
     corpus passes through."""
-    keys = public_test_keys()
+    keys = held_out_keys()
     return [p for p in pairs if match_key(english(p)) not in keys]

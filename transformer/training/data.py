@@ -10,7 +10,7 @@ from torch import Tensor
 
 from ..corpus import Example, generate, read_tsv
 from ..corpus.real import load_real
-from ..corpus.tatoeba import without_public_tests
+from ..corpus.tatoeba import without_test_sentences
 from ..decoding import on_device
 from ..tokenizer import BOS_ID, EOS_ID, PAD_ID, Tokenizer, pad_batch
 from .alignment import Alignment, pronoun_alignments
@@ -21,7 +21,7 @@ from .presets import TrainConfig
 def load_training_examples(config: TrainConfig) -> list[tuple[str, str]] | list[Example]:
     """The --data file's (source, target) pairs, else the generated corpus's training split (Examples);
     then the training split of every committed real-text corpus the config names (source, target pairs), less
-    every pair whose English is a sentence of a public test set (corpus.tatoeba.without_public_tests)."""
+    every pair whose English is a test sentence (corpus.tatoeba.without_test_sentences)."""
     examples = read_tsv(config.data_file) if config.data_file else generate(config.corpus)[0]
     if config.real_data:
         repeat = dict(config.real_repeat)
@@ -30,7 +30,7 @@ def load_training_examples(config: TrainConfig) -> list[tuple[str, str]] | list[
             raise TrainingError(f"real_repeat names corpora that real_data does not: {', '.join(unknown)}")
         examples = list(examples)
         for name in config.real_data:
-            pairs = without_public_tests(load_real("train", (name,)), lambda p: p[0])
+            pairs = without_test_sentences(load_real("train", (name,)), lambda p: p[0])
             examples.extend(pairs * max(int(repeat.get(name, 1)), 1))
     return examples
 

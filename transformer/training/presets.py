@@ -363,6 +363,20 @@ EN_ZH_GRAPHICS = dataclasses.replace(
     seed=9,
 )
 
+# The Tatoeba runs' schedule (issue 61): from scratch, 6,000-token batches, a peak at step 800, float16 snapshots,
+# last/ every 100 steps, averaged/ from every 500, no time limit (resumed across sessions until the steps run out).
+TATOEBA_RUN = dict(
+    steps=40000,
+    batch_tokens=6000,
+    lr_factor=0.4,
+    warmup_steps=800,
+    snapshot_steps=(0, 1000, 4000),
+    snapshot_dtype="float16",
+    checkpoint_every=100,
+    average_every=500,
+    time_limit_s=0.0,
+)
+
 # en-fr-tatoeba (issue 61): en-fr's corpora with Tatoeba twice an epoch, from scratch, 12,000 joint pieces at
 # the shipped shape (both measured, and its rule set before the run: docs/models.md); resumable.
 EN_FR_TATOEBA = dataclasses.replace(
@@ -374,15 +388,7 @@ EN_FR_TATOEBA = dataclasses.replace(
     real_data=(*EN_FR_EVERYDAY_ONLY.real_data, "libreoffice", "handbook", "gnome", "apps", "kde", "ui", "tatoeba"),
     real_repeat=(("tatoeba", 2), ("everyday", 2)),
     vocab_size=12000,
-    steps=40000,
-    batch_tokens=6000,
-    lr_factor=0.4,  # peak 0.4 * 192^-0.5 * 800^-0.5 = 1.0e-3 at step 800
-    warmup_steps=800,
-    snapshot_steps=(0, 1000, 4000),
-    snapshot_dtype="float16",
-    checkpoint_every=100,
-    average_every=500,
-    time_limit_s=0.0,
+    **TATOEBA_RUN,  # peak 0.4 * 192^-0.5 * 800^-0.5 = 1.0e-3 at step 800
 )
 
 # en-zh-tatoeba (issue 61): every Chinese training corpus with Tatoeba's Chinese export three times an epoch and
@@ -391,14 +397,7 @@ EN_ZH_TATOEBA = dataclasses.replace(
     EN_ZH,
     real_data=(*EN_ZH_GRAPHICS.real_data, "zh/tatoeba"),
     real_repeat=(("zh/tatoeba", 3), ("zh/everyday", 2)),
-    steps=40000,
-    batch_tokens=6000,
-    lr_factor=0.4,  # peak 0.4 * 256^-0.5 * 800^-0.5 = 8.8e-4 at step 800
-    warmup_steps=800,
-    snapshot_steps=(0, 1000, 4000),
-    checkpoint_every=100,
-    average_every=500,
-    time_limit_s=0.0,
+    **TATOEBA_RUN,  # peak 0.4 * 256^-0.5 * 800^-0.5 = 8.8e-4 at step 800
 )
 
 

@@ -114,3 +114,13 @@ def test_parse_links():
     assert parse_links("0-0 2-1") == {(0, 0), (2, 1)}
     with pytest.raises(ValueError, match="bad link"):
         parse_links("0:1")
+
+
+def test_a_link_with_unicode_digits_is_a_clear_error():
+    """"²".isdigit() is true and int("²") raises: a link is ASCII digits or a ValueError that says how to write it."""
+    from transformer.inspection.alignment import parse_links
+
+    assert parse_links("0-0 1-2") == {(0, 0), (1, 2)}
+    for bad in ("²-1", "0-①", "٣-1", "0:1"):
+        with pytest.raises(ValueError, match="write source-target"):
+            parse_links(bad)

@@ -138,7 +138,7 @@ def parse_links(text: str) -> frozenset[Link]:
     links = set()
     for part in text.split():
         s, sep, t = part.partition("-")
-        if not sep or not s.isdigit() or not t.isdigit():
+        if not sep or not (s.isascii() and s.isdecimal() and t.isascii() and t.isdecimal()):  # not "²"
             raise ValueError(f"bad link {part!r}: write source-target, e.g. 0-1")
         links.add((int(s), int(t)))
     return frozenset(links)

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ..attention import AttentionKind
-from ..checkpoint import CheckpointError, read_json
+from ..checkpoint import CheckpointError, card_number, read_json
 from ..decoding import greedy_decode, require_eval
 from ..layout import CARD_FILE, METRICS_FILE
 from ..model import Transformer
@@ -214,23 +214,19 @@ class LeakRun:
         return self.losses[-1] if self.losses else None
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def read_leak_run(path: Path) -> LeakRun:
     """The twin at path: its card (size-capped, every field type-checked) and its logged losses (a record without
     a numeric loss is skipped). Raises CheckpointError for a card that cannot be read."""
     card = read_json(path / CARD_FILE)
     if not isinstance(card, dict):
         raise CheckpointError(f"{CARD_FILE} is not a JSON object")
-    records = [m for m in read_metrics(path / METRICS_FILE).steps if _number(m.get("loss")) is not None]
+    records = [m for m in read_metrics(path / METRICS_FILE).steps if card_number(m.get("loss")) is not None]
     train_config = card.get("train_config") if isinstance(card.get("train_config"), dict) else {}
     evaluation = card.get("evaluation") if isinstance(card.get("evaluation"), dict) else {}
     return LeakRun(
         steps=[int(m["step"]) if isinstance(m["step"], int) else i for i, m in enumerate(records)],
         losses=[float(m["loss"]) for m in records],
         look_ahead_mask=train_config.get("look_ahead_mask", True) is not False,
-        exact_match=_number(evaluation.get("exact_match")),
-        wall_time_s=_number(card.get("wall_time_s")),
+        exact_match=card_number(evaluation.get("exact_match")),
+        wall_time_s=card_number(card.get("wall_time_s")),
     )

@@ -6,7 +6,7 @@ import json
 
 import streamlit as st
 
-from pages._ui import figures
+from pages._ui import figures, roles
 from pages._ui.folder import checkpoint_choices, refresh_choices
 from pages._ui.i18n import Translator
 from pages._ui.session import translator
@@ -81,7 +81,22 @@ def snapshot_steps(steps: int) -> str:
 
 
 def _stop() -> None:
+    if not roles.may_operate():  # a button drawn before the role changed, or a crafted message
+        st.session_state["_train_refused"] = True
+        return
     jobs.stop(checkpoints_root())
+
+
+def _delete() -> None:
+    if not roles.may_operate():
+        st.session_state["_train_refused"] = True
+        return
+    try:
+        jobs.delete(checkpoints_root())
+    except jobs.JobError as exc:
+        st.session_state["_train_delete_failed"] = str(exc)
+        return
+    refresh_choices()
 
 
 def _open_result() -> None:
@@ -101,10 +116,19 @@ def job_panel(tr: Translator) -> None:
         st.markdown(tr(f"train.state.{status.state.value}", name=job.name, step=status.step, total=status.total_steps))
     eta = "—" if status.eta_s is None else f"{status.eta_s:.0f} s"
     st.progress(status.progress, text=tr("train.progress", step=status.step, total=status.total_steps, eta=eta))
-    if status.state is jobs.JobState.RUNNING:
+    operate = roles.may_operate()  # in lecture mode only the teacher changes jobs; students watch
+    if status.state is jobs.JobState.RUNNING and operate:
         st.button(tr("train.stop"), on_click=_stop, key="train_stop", type="secondary")
     elif status.state is jobs.JobState.FINISHED:
         st.button(tr("train.open", name=job.name), on_click=_open_result, key="train_open")
+    if status.state not in (jobs.JobState.RUNNING, jobs.JobState.STARTING) and operate:
+        st.button(tr("train.delete", name=job.name), on_click=_delete, key="train_delete", help=tr("train.delete_help"))
+    if st.session_state.pop("_train_refused", False):
+        st.error(tr("train.teacher_only"))
+    failed = st.session_state.pop("_train_delete_failed", None)
+    if failed:
+        st.error(tr("train.delete_failed"))
+        st.text(failed)
     if status.state is jobs.JobState.FAILED:
         st.text(status.log_tail[-1500:])
     if status.metrics:
@@ -194,6 +218,9 @@ def form(tr: Translator, busy: bool) -> None:
 
 def _submit(tr: Translator) -> None:
     ss = st.session_state
+    if not roles.may_operate():
+        st.error(tr("train.teacher_only"))
+        return
     root = checkpoints_root()
     name = str(ss.get("tr_name", "")).strip()
     try:
@@ -245,6 +272,10 @@ def page() -> None:
     else:
         job_panel(tr)
     st.subheader(tr("train.new"))
+    if not roles.may_operate():
+        with st.container(key="train_students"):
+            st.info(tr("train.teacher_only"))
+        return
     form(tr, busy)
 
 

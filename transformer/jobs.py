@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from .atomic import is_our_checkpoint
 from .corpus import CorpusFormatError, decode_tsv, parse_tsv
 from .layout import CONFIG_FILE, METRICS_FILE, REPO_ROOT, RESUME_DIR, check_name, snapshots
 from .training.lock import is_locked
@@ -188,6 +190,28 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except OSError:
         return False
+    return True
+
+
+def delete(root: Path) -> bool:
+    """Delete the last job, when it no longer runs: its output folder (only when it holds nothing but what a
+    training run writes: atomic.is_our_checkpoint), its log, its uploaded corpus and its record.
+    False if there is none or it runs; JobError (nothing deleted) if its folder holds anything else."""
+    root = Path(root)
+    job = last_job(root)
+    if job is None or running(root):
+        return False
+    check_name(job.name)
+    out = root / job.name
+    with _start_lock:
+        if out.exists():
+            reason = is_our_checkpoint(out, run_folder=True)
+            if reason is not None or out.is_symlink():
+                raise JobError(f"{job.name!r} was not deleted: {reason or 'it is a link'}")
+            shutil.rmtree(out)
+        folder = job_dir(root)
+        for name in (f"{job.name}.log", f"{job.name}.tsv", "job.json"):
+            (folder / name).unlink(missing_ok=True)
     return True
 
 

@@ -79,6 +79,11 @@ class Navigation:
         # hidden: no list of module names on a fresh server's first run either (config.toml)
         self.current = st.navigation(sections, position="hidden")
 
+    @property
+    def module(self) -> str:
+        """The module of pages/ this run opens (the explorer at "/" and at /explorer)."""
+        return self.current.url_path or DEFAULT
+
     def sidebar(self) -> None:
         """The navigation, at the top of the sidebar: a caption per section, a link per page."""
         with st.sidebar, st.container(key="navigation"):

@@ -10,7 +10,7 @@ from transformer.inspection import everyday_examples
 from transformer.inspection.reorder import card_examples
 from transformer.layout import checkpoints_root
 
-from . import cache
+from . import cache, lecture, roles
 from .folder import checkpoint_choices, checkpoint_pairs, inside_root, refused_links
 from .i18n import DEFAULT_LANGUAGE, LANGUAGES, Translator
 from .session import BEAMS, EXAMPLES, PERSISTENT, translator
@@ -21,6 +21,8 @@ from .widgets import ensure_choice
 def setup() -> Translator:
     """Defaults before any widget exists; the share link on a session's first run; keys kept across pages."""
     ss = st.session_state
+    roles.sign_in()  # a teacher key in the address bar, or the teacher's cookie (lecture mode only)
+    lecture.join_from_link()
     for key in PERSISTENT:  # a widget's value is dropped when a page without it runs; keep these
         if key in ss:
             ss[key] = ss[key]

@@ -1,0 +1,257 @@
+"""A lecture in real Chromium pages: one teacher and N students on one server of this machine.
+
+    python bench/bench_lecture.py --students 30 --changes 6 [--students 60 ...] [--checkpoint NAME]
+
+The teacher opens a lecture (/?teacher=KEY, then "Open a lecture"); every student opens the join link in a browser
+context of their own (their own cookies, their own Streamlit session). Then, for each change, the teacher picks
+another layer in the explorer's overview (a view the class has computed) or types another sentence (the model
+runs), and the bench records, on each student's page clock (Date.now(), the machine's clock), when the student's
+page first showed the new class view whole: the view marker the app draws after the page (lecture.marker), the
+script finished, nothing stale. The latency of a student is that moment minus the moment the teacher's click was
+sent. Then the teacher asks "which word does this token attend to most?", every student clicks a word, and the
+teacher's count must equal N exactly; the teacher reveals, and every student must show the model's answer.
+
+The browsers run on the same cores as the server, as they would not in a class (each student has a device):
+the figures are an upper bound for this server. Printed as JSON lines, one per change, then a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import os  # noqa: E402
+
+from browser import cpu_seconds, descendants, launch, machine, server  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from pages._ui.i18n import Translator  # noqa: E402
+
+EN = Translator("en")
+KEY = "bench-teacher-key-0123456789"
+# On each student's page: when each class view's marker first stood on a finished, fresh page (Date.now()).
+VIEWS = """(() => {
+  window.__views = {};
+  const look = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app || app.getAttribute('data-test-script-state') === 'running') return;
+    if (document.querySelector('[data-testid="stElementContainer"][data-stale="true"]')) return;
+    for (const el of document.querySelectorAll('[class*="st-key-lecture_view_"]')) {
+      const m = el.className.match(/st-key-lecture_view_(\\d+)/);
+      if (m && !(m[1] in window.__views)) window.__views[m[1]] = Date.now();
+    }
+  };
+  const start = () => {
+    if (!document.body) return setTimeout(start, 10);
+    new MutationObserver(look).observe(document.body,
+      {subtree: true, childList: true, attributes: true, attributeFilter: ['data-test-script-state', 'data-stale']});
+  };
+  start();
+})();"""
+STATE = """() => ({
+  views: window.__views,
+  script: document.querySelector('[data-testid="stApp"]')?.getAttribute('data-test-script-state'),
+  stale: document.querySelectorAll('[data-testid="stElementContainer"][data-stale="true"]').length,
+  markers: [...document.querySelectorAll('[class*="st-key-lecture_view_"]')].map(e => e.className),
+  sidebar: document.querySelector('.st-key-lecture_sidebar')?.innerText,
+  main: document.querySelector('[data-testid="stMain"]')?.innerText.slice(0, 600),
+})"""
+SENTENCES = [
+    "The dog didn't cross the road because it was too tired.",
+    "The cat didn't climb the tree because it was too tall.",
+    "The horse didn't jump the fence because it was too high.",
+    "The bird didn't leave the nest because it was too cold.",
+]
+
+
+def code_of(teacher) -> str:
+    text = teacher.locator(".st-key-lecture_code_shown").inner_text(timeout=120_000)
+    return text.rsplit(" ", 1)[-1].strip("*").strip()
+
+
+def open_teacher(browser, url: str, timeout_ms: float = 180_000):
+    """The teacher's page, signed in, on the explorer's overview tab, with a lecture open; (page, join code)."""
+    from playwright.sync_api import expect
+
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(f"{url}/?teacher={KEY}", wait_until="domcontentloaded")
+    page.locator(".st-key-lecture_open button").click(timeout=timeout_ms)
+    expect(page.locator(".st-key-lecture_code_shown")).to_be_visible(timeout=timeout_ms)
+    assert "teacher=" not in page.url, "the key stays in the address bar"
+    page.get_by_role("tab", name=EN("explorer.tab.overview"), exact=True).click(timeout=timeout_ms)
+    expect(page.get_by_label(EN("common.layer")).first).to_be_visible(timeout=timeout_ms)
+    return page, code_of(page)
+
+
+def open_students(browser, url: str, code: str, n: int, timeout_ms: float = 300_000) -> list:
+    """n students, each in a browser context of its own, following the class from its join link."""
+    pages = []
+    for _ in range(n):
+        page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        page.add_init_script(VIEWS)
+        page.goto(f"{url}/?join={code}", wait_until="commit")
+        pages.append(page)
+    for page in pages:
+        page.locator('[class*="st-key-lecture_view_"]').first.wait_for(timeout=timeout_ms)
+    return pages
+
+
+def pick_layer(teacher, layer: int):
+    """Open the overview's layer picker; the change: choose `layer` (the head picker the class follows)."""
+    teacher.get_by_label(EN("common.layer")).first.click()
+    option = teacher.get_by_role("option", name=str(layer), exact=True)
+    option.wait_for()
+    return option.click
+
+
+def type_sentence(teacher, text: str):
+    """Type a sentence in the sidebar; the change: send it (Ctrl+Enter)."""
+    box = teacher.get_by_label(EN("sidebar.sentence"))
+    box.fill(text)
+    return lambda: box.press("Control+Enter")
+
+
+def wait_views(students: list, seen: set[str], timeout_s: float = 120) -> dict[int, str]:
+    """Wait until every student's page shows a class view newer than `seen`; each one's (view, time in ms)."""
+    deadline = time.time() + timeout_s
+    out: dict[int, tuple[str, float]] = {}
+    while len(out) < len(students) and time.time() < deadline:
+        for i, page in enumerate(students):
+            if i in out:
+                continue
+            views = page.evaluate("window.__views || {}")
+            new = {v: t for v, t in views.items() if v not in seen}
+            if new:
+                v = max(new, key=int)
+                out[i] = (v, new[v])
+        time.sleep(0.05)
+    if len(out) < len(students):
+        missing = [i for i in range(len(students)) if i not in out]
+        state = students[missing[0]].evaluate(STATE)
+        raise TimeoutError(
+            f"{len(missing)} of {len(students)} students never showed the new view; the first of them: {state}"
+        )
+    return out
+
+
+def change(teacher, students: list, server_pid: int, action, *args) -> dict:
+    """One change of the teacher's; each student's latency (s) from the click to their new view, and the CPU
+    seconds the server and the browsers spent meanwhile."""
+    seen = {v for page in students for v in page.evaluate("Object.keys(window.__views || {})")}
+    send = action(teacher, *args)  # everything before the teacher's last click or key is not timed
+    server_pids = descendants(server_pid)
+    browser_pids = descendants(os.getpid()) - server_pids - {os.getpid()}
+    cpu0 = cpu_seconds(server_pids), cpu_seconds(browser_pids)
+    t0 = time.time() * 1000
+    send()
+    got = wait_views(students, seen)
+    lat = sorted((t - t0) / 1000 for _, t in got.values())
+    wall = time.time() - t0 / 1000
+    cpu = cpu_seconds(server_pids) - cpu0[0], cpu_seconds(browser_pids) - cpu0[1]
+    return {
+        "wall_s": round(wall, 2),
+        "server_cpu_s": round(cpu[0], 2),
+        "browsers_cpu_s": round(cpu[1], 2),
+        "action": action.__name__,
+        "students": len(students),
+        "median_s": round(statistics.median(lat), 3),
+        "max_s": round(lat[-1], 3),
+        "views": sorted({v for v, _ in got.values()}),
+    }
+
+
+def idle_cpu(server_pid: int, seconds: float = 10.0, settle_s: float = 20.0) -> dict:
+    """CPU the server and the browsers spend per second while the class only watches (each page polls its
+    room's signal), settle_s after the last page showed the class's view."""
+    time.sleep(settle_s)
+    server_pids = descendants(server_pid)
+    browser_pids = descendants(os.getpid()) - server_pids - {os.getpid()}
+    cpu0 = cpu_seconds(server_pids), cpu_seconds(browser_pids)
+    time.sleep(seconds)
+    return {
+        "idle_server_cpu_per_s": round((cpu_seconds(server_pids) - cpu0[0]) / seconds, 3),
+        "idle_browsers_cpu_per_s": round((cpu_seconds(browser_pids) - cpu0[1]) / seconds, 3),
+    }
+
+
+def question_round(teacher, students: list, timeout_ms: float = 120_000) -> dict:
+    """The teacher asks which word the view's token attends to most; every student clicks a word (each their own
+    pick, spread over the options); the teacher's count must be exactly the class; then the reveal."""
+    from playwright.sync_api import expect
+
+    teacher.locator(".st-key-lecture_ask_attends button").click()
+    t0 = time.time()
+    for i, page in enumerate(students):
+        options = page.locator(".st-key-lecture_student_question button")
+        options.first.wait_for(timeout=timeout_ms)
+        options.nth(i % options.count()).click()
+    n = len(students)
+    expect(teacher.locator(".st-key-lecture_answers")).to_contain_text(
+        EN("lecture.answered", n=n, connected=n), timeout=timeout_ms
+    )
+    counted = time.time() - t0
+    teacher.locator(".st-key-lecture_reveal button").click()
+    answer = EN("lecture.answer", option="", value=0.0).split("**")[0].strip()
+    for page in students:
+        expect(page.locator(".st-key-lecture_student_question")).to_contain_text(answer, timeout=timeout_ms)
+    return {"answers": n, "counted_exactly": True, "all_counted_after_s": round(counted, 2)}
+
+
+def run(url: str, server_pid: int, n: int, changes: int, playwright) -> dict:
+    browser = launch(playwright)
+    try:
+        teacher, code = open_teacher(browser, url)
+        students = open_students(browser, url, code, n)
+        idle = idle_cpu(server_pid)
+        print(json.dumps(idle), flush=True)
+        rows = []
+        for i in range(changes):
+            if i % 2 == 0:
+                row = change(teacher, students, server_pid, pick_layer, (i // 2) % 2 + 1 if i % 4 else 0)
+            else:
+                row = change(teacher, students, server_pid, type_sentence, SENTENCES[(i // 2) % len(SENTENCES)])
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+        quiz = question_round(teacher, students)
+        print(json.dumps(quiz), flush=True)
+    finally:
+        browser.close()
+    lat_med = [r["median_s"] for r in rows]
+    lat_max = [r["max_s"] for r in rows]
+    return {
+        "students": n,
+        "changes": len(rows),
+        "median_of_medians_s": round(statistics.median(lat_med), 3),
+        "medians_s": lat_med,
+        "maxes_s": lat_max,
+        "worst_max_s": max(lat_max),
+        **quiz,
+        **idle,
+        "machine": machine(),
+    }
+
+
+def main() -> None:
+    from playwright.sync_api import sync_playwright
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--students", type=int, action="append", help="class sizes (default 30)")
+    ap.add_argument("--changes", type=int, default=6)
+    ap.add_argument("--checkpoints", default=None, help="checkpoints root (default the shipped one)")
+    args = ap.parse_args()
+    env = {"TRANSFORMER_TEACHER_KEY": KEY}
+    if args.checkpoints:
+        env["TRANSFORMER_CHECKPOINTS"] = args.checkpoints
+    for n in args.students or [30]:
+        with server(ROOT, env=env) as (url, proc), sync_playwright() as p:
+            print(json.dumps(run(url, proc.pid, n, args.changes, p)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""A lecture's questions, answered by the model: each answer is computed from the model's own numbers at the
+moment the teacher asks, never written by hand.
+
+Three kinds (:class:`QuestionKind`):
+- ATTENDS: "which word does this token attend to most in head L·H?" The row of the head's map (Eq. 1's
+  softmax(QKᵀ/√d_k)) that the token queries; the answer is its largest weight.
+- NEXT: "what will the decoder write next?" The five most probable pieces at one decoding step (the
+  softmax over the output layer, §3.4), shuffled; the answer is the most probable.
+- RESOLVES: "which head resolves 'it'?" Every head of the kind where the checkpoint decides il/elle; the
+  answer is the head whose pronoun row finds the antecedent most often on the held-out coreference sentences
+  (the card's probe, measured after training: transformer/evaluate.py).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from ..analysis import Analysis
+from ..attention import AttentionKind, HeadId
+from ..config import TransformerConfig
+from .card import probe_scores, route_kind
+
+
+class QuestionKind(StrEnum):
+    ATTENDS = "attends"
+    NEXT = "next"
+    RESOLVES = "resolves"
+
+
+class NoQuestion(ValueError):
+    """The view holds nothing to ask about (no such row, no probe in the card); the message says why."""
+
+
+@dataclass(frozen=True)
+class Quiz:
+    """A question's options, the model's answer (an index into options) and the numbers that give it.
+
+    evidence[i] is option i's number: its attention weight, its probability, or its probe score.
+    """
+
+    kind: QuestionKind
+    options: tuple[str, ...]
+    answer: int
+    evidence: tuple[float, ...]
+    head: HeadId | None = None  # ATTENDS: the head asked about
+    token: str = ""  # ATTENDS: the query token; NEXT: the last piece written before the step
+
+    def __post_init__(self) -> None:
+        assert len(self.options) == len(self.evidence) and 0 <= self.answer < len(self.options)
+
+
+def attends(a: Analysis, head: HeadId, row: int) -> Quiz:
+    """Which key the query `row` of `head` weighs most (ties: the first, as argmax)."""
+    maps = a.maps(head.kind)
+    if not 0 <= row < maps.shape[-2]:
+        raise NoQuestion(f"row {row} is not in the {head.kind.value} map ({maps.shape[-2]} rows)")
+    weights = np.asarray(maps[head.layer, head.head, row], dtype=np.float64)
+    rows, cols = a.labels(head.kind)
+    if head.kind is AttentionKind.DECODER:  # the masked keys after the row are never options
+        weights, cols = weights[: row + 1], cols[: row + 1]
+    return Quiz(
+        QuestionKind.ATTENDS,
+        tuple(cols),
+        int(np.argmax(weights)),
+        tuple(float(w) for w in weights),
+        head=head,
+        token=rows[row],
+    )
+
+
+def next_piece(a: Analysis, step: int, seed: int) -> Quiz:
+    """The five most probable pieces at decoder row `step` (0-based: after <s> and `step` pieces), in an order
+    shuffled by `seed`; the answer is the most probable one."""
+    if not 0 <= step < len(a.top_tokens):
+        raise NoQuestion(f"step {step} is not among the {len(a.top_tokens)} decoding steps")
+    pieces, probs = list(a.top_tokens[step]), [float(p) for p in a.top_probs[step][: len(a.top_tokens[step])]]
+    order = list(range(len(pieces)))
+    random.Random(seed).shuffle(order)
+    return Quiz(
+        QuestionKind.NEXT,
+        tuple(pieces[i] for i in order),
+        order.index(int(np.argmax(probs))),
+        tuple(probs[i] for i in order),
+        token=a.target_pieces[step],
+    )
+
+
+def resolving_head(card: dict[str, Any], config: TransformerConfig) -> Quiz:
+    """Every head of the kind where the checkpoint decides il/elle (card.route_kind), labelled "layer·head"
+    (0-based, as the pickers), with its probe score; the answer is the best."""
+    kind = route_kind(card, config)
+    scores = {s.head: s.score for s in probe_scores(card, config, kind)}
+    if not scores:
+        raise NoQuestion("this checkpoint's card has no coreference probe")
+    heads = [HeadId(kind, layer, h) for layer in range(config.n_layers(kind)) for h in range(config.n_heads)]
+    values = [scores.get(h, 0.0) for h in heads]
+    return Quiz(
+        QuestionKind.RESOLVES,
+        tuple(f"{h.layer}·{h.head}" for h in heads),
+        int(np.argmax(values)),
+        tuple(values),
+        head=heads[int(np.argmax(values))],
+    )

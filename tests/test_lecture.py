@@ -65,7 +65,8 @@ def test_without_lecture_mode_everything_works_as_today_and_a_key_gives_no_role(
     at = app("training")
     at.query_params[roles.PARAM] = KEY
     run(at)
-    assert roles.ROLE not in at.session_state
+    assert roles.ROLE not in at.session_state and "_refused_key" not in at.session_state
+    assert roles.PARAM not in at.query_params
     assert at.button(key="train_start") is not None  # the form, as before
     assert not at.get("text_input") or all(t.key != "lecture_code" for t in at.text_input)
 

@@ -76,7 +76,8 @@ def sign_in() -> None:
             ss["_set_cookie"] = True
         else:
             ss.pop(ROLE, None)
-            ss["_refused_key"] = True
+            if key is not None:  # without lecture mode there is no role to refuse: the parameter is dropped
+                ss["_refused_key"] = True
     if key is None:
         ss.pop(ROLE, None)
         return

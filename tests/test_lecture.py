@@ -252,3 +252,21 @@ def test_the_lecture_survives_the_teachers_reload_and_its_end_frees_the_class(le
     run(s)
     assert lecture.LECTURE not in s.session_state
     assert EN("lecture.ended") in [i.value for i in s.info]
+
+
+def test_teacher_and_students_keep_their_own_interface_languages(lecture_mode):
+    from pages._ui.i18n import Translator
+
+    t = teacher()
+    code = open_lecture(t)
+    zh = app(lang="zh")
+    zh.query_params["join"] = code
+    run(zh)
+    t.button(key="lecture_ask_next").click()
+    run(t)
+    run(zh)
+    assert zh.session_state["lang"] == "zh" and t.session_state["lang"] == "en"
+    question = lecture.store().snapshot(code).question
+    assert any(s.value == lecture.prompt(question, Translator("zh")) for s in zh.markdown)
+    assert any(s.value == lecture.prompt(question, EN) for s in t.markdown)
+    assert Translator("zh")("lecture.following", code=code) in [c.value for c in zh.caption]

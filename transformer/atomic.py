@@ -138,6 +138,12 @@ def check_replaceable(path: Path, recognise: Callable[[Path], str | None], what:
         )
 
 
+def remove_folder(path: Path, recognise: Callable[[Path], str | None], what: str) -> None:
+    """Delete path, only after check_replaceable found it to be a folder of the kind recognise knows."""
+    check_replaceable(path, recognise, what)
+    shutil.rmtree(path)
+
+
 def write_folder(
     path: str | Path,
     fill: Callable[[Path], None],

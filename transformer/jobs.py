@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from .atomic import is_our_checkpoint
+from .atomic import OverwriteError, is_our_checkpoint, remove_folder
 from .corpus import CorpusFormatError, decode_tsv, parse_tsv
 from .layout import CONFIG_FILE, METRICS_FILE, REPO_ROOT, RESUME_DIR, check_name, snapshots
 from .training.lock import is_locked
@@ -204,11 +203,11 @@ def delete(root: Path) -> bool:
     check_name(job.name)
     out = root / job.name
     with _start_lock:
-        if out.exists():
-            reason = is_our_checkpoint(out, run_folder=True)
-            if reason is not None or out.is_symlink():
-                raise JobError(f"{job.name!r} was not deleted: {reason or 'it is a link'}")
-            shutil.rmtree(out)
+        if out.exists() or out.is_symlink():
+            try:
+                remove_folder(out, lambda p: is_our_checkpoint(p, run_folder=True), "a training run")
+            except OverwriteError as exc:
+                raise JobError(f"{job.name!r} was not deleted: {exc}") from None
         folder = job_dir(root)
         for name in (f"{job.name}.log", f"{job.name}.tsv", "job.json"):
             (folder / name).unlink(missing_ok=True)

@@ -29,7 +29,9 @@ def url():
         if os.environ.get("CI"):
             pytest.fail("Debian's chromium is not installed (scripts/test.sh installs it)")
         pytest.skip("Debian's chromium is not installed")
-    with streamlit_server(ROOT, env={"TRANSFORMER_TEACHER_KEY": bl.KEY}) as (address, _):
+    # no polling: the class follows by the push alone (the static file is the safety net under it)
+    env = {"TRANSFORMER_TEACHER_KEY": bl.KEY, "TRANSFORMER_LECTURE_WATCH_MS": "0"}
+    with streamlit_server(ROOT, env=env) as (address, _):
         yield address
 
 

@@ -32,7 +32,7 @@ def quiz(n: int = 3) -> Quiz:
 
 def test_rooms_are_bounded_and_a_room_expires_when_its_teacher_is_gone():
     clock, seen = Clock(), []
-    rooms = Rooms(clock, listener=lambda code, signal: seen.append((code, signal)))
+    rooms = Rooms(clock, listener=lambda code, signal, sessions: seen.append((code, signal)))
     codes = [rooms.open() for _ in range(rm.MAX_ROOMS)]
     assert len(set(codes)) == rm.MAX_ROOMS and all(len(c) == rm.CODE_LENGTH for c in codes)
     with pytest.raises(RoomError) as exc:
@@ -111,7 +111,7 @@ def test_questions_are_bounded_and_keep_counting():
 
 def test_the_signal_changes_exactly_when_a_students_screen_must():
     signals = []
-    rooms = Rooms(Clock(), listener=lambda code, signal: signals.append(signal))
+    rooms = Rooms(Clock(), listener=lambda code, signal, sessions: signals.append(signal))
     code = rooms.open()
     view = ClassView("explorer", (("text", "a"),))
     rooms.set_view(code, view)
@@ -125,3 +125,22 @@ def test_the_signal_changes_exactly_when_a_students_screen_must():
     rooms.close(code)
     assert signals == ["0.0.0", "1.0.0", "1.1.0", "1.1.1", None]
     assert not rooms.is_open(code)
+
+
+def test_the_listener_is_told_which_sessions_must_change_even_when_the_room_closes():
+    told = []
+    rooms = Rooms(Clock(), listener=lambda code, signal, sessions: told.append((signal, sorted(sessions))))
+    code = rooms.open()
+    rooms.join(code, "a", "session-a")
+    rooms.join(code, "b", "session-b")
+    rooms.join(code, "c")  # no server session known (AppTest): nobody to push to
+    rooms.set_view(code, ClassView("explorer", (("text", "a"),)))
+    rooms.leave(code, "b")
+    rooms.ask(code, quiz(), "en-fr", "a")
+    rooms.close(code)
+    assert told == [
+        ("0.0.0", []),
+        ("1.0.0", ["session-a", "session-b"]),
+        ("1.1.0", ["session-a"]),
+        (None, ["session-a"]),  # the students still there learn that the lecture ended
+    ]

@@ -9,9 +9,11 @@ A run of app.py, in order:
 4. publish(nav, announce=False): what the page completed (e.g. a token picker's origin) is stored without moving
    the class again; the view marker (marker) says which view this run drew.
 
-A student's page polls a small static file, the room's signal (view version, question, revealed), every WATCH_MS: a
-change reruns the app (the watcher component's trigger), which follows the class's view and shows the question.
-Polling a file costs the server no script run, and nothing calls st.* from another thread. An answer reruns only
+A change of the room's signal (view version, question, revealed) reruns each of its students' sessions at once, as
+Streamlit's own run-on-save does: the request is handed to the session's event loop (push), so no browser polls and
+nothing calls st.* from another thread; the rerun follows the class's view and shows the question. The signal is
+also written to a small static file that each student's page reads every WATCH_MS (5 s): a safety net that costs
+the server no script run, and the whole mechanism where the runtime is not Streamlit's server. An answer reruns only
 the question's fragment. A student is counted connected while their browser session is (the runtime's sessions).
 """
 
@@ -43,8 +45,8 @@ from .session import PICK, subject
 from .widgets import csv_button, plot
 
 WATCH_MS = int(
-    os.environ.get("TRANSFORMER_LECTURE_WATCH_MS", "500")
-)  # a student's page reads its room's signal this often
+    os.environ.get("TRANSFORMER_LECTURE_WATCH_MS", "5000")
+)  # a student's page reads its room's signal this often (the safety net under the push)
 TEACHER_POLL_S = 1.0  # the projector's count and histogram
 SIGNALS = REPO_ROOT / "static" / "lecture"  # served at /app/static/lecture/ (server.enableStaticServing)
 LECTURE, FOLLOWING, SEEN, STUDENT = "_lecture", "_following", "_lecture_seen", "_student"
@@ -81,10 +83,35 @@ _watch = st.components.v2.component(
 )
 
 
+def push(sessions: tuple[str, ...]) -> int:
+    """Rerun these sessions now, each with its last client state (its page and query string), the way Streamlit's
+    run-on-save does; the request runs on the session's own event loop, as a browser's would. Returns how many were
+    asked (sessions gone or without a server are skipped: their next run follows anyway)."""
+    if not sessions or not Runtime.exists():
+        return 0
+    asked = 0
+    try:
+        manager = Runtime.instance()._session_mgr
+        for sid in sessions:
+            info = manager.get_active_session_info(sid)
+            if info is not None:
+                session = info.session
+                session._event_loop.call_soon_threadsafe(lambda s=session: s.request_rerun(s._client_state))
+                asked += 1
+    except (AttributeError, RuntimeError):  # a Streamlit whose internals differ, or a closing server: the poll
+        pass
+    return asked
+
+
+def _on_signal(code: str, signal: str | None, sessions: tuple[str, ...]) -> None:
+    """A room's signal changed: its students rerun (push), and the file their pages poll is rewritten."""
+    _write_signal(code, signal)
+    push(sessions)
+
+
 def _write_signal(code: str, signal: str | None) -> None:
     """The room's signal as a static file the students' pages poll (Streamlit serves it; no script runs), or
-    removed when the room closes. A server that cannot write there still runs lectures, but a student's page
-    then follows the class only when it reruns for another reason."""
+    removed when the room closes. A server that cannot write there still runs lectures: the push reruns them."""
     path = SIGNALS / f"{code}.txt"
     try:
         if signal is None:
@@ -101,12 +128,13 @@ def _write_signal(code: str, signal: str | None) -> None:
 @st.cache_resource(max_entries=1)
 def store() -> Rooms:
     """The server's rooms (bounded and expiring: room.py), shared by every session; each change of a room's
-    signal is written for the students' pages to see. Signals a stopped server left a day ago are removed."""
+    signal reruns its students and is written for their pages to see. Signals a stopped server left a day ago
+    are removed."""
     with contextlib.suppress(OSError):
         for old in SIGNALS.glob("*.txt"):
             if time.time() - old.stat().st_mtime > 86400:
                 old.unlink()
-    return Rooms(listener=_write_signal)
+    return Rooms(listener=_on_signal)
 
 
 def _signal_url(code: str) -> str:

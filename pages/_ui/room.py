@@ -106,21 +106,22 @@ class Rooms:
     def __init__(
         self,
         clock: Callable[[], float] = time.monotonic,
-        listener: Callable[[str, str | None], None] | None = None,
+        listener: Callable[[str, str | None, tuple[str, ...]], None] | None = None,
     ) -> None:
-        """listener(code, signal): told, under the lock, each time a room's signal changes (None: it closed)."""
+        """listener(code, signal, sessions): told, under the lock, each time a room's signal changes (None: it
+        closed), with the server's session ids of the room's students (the sessions whose screens must change)."""
         self._rooms: dict[str, Room] = {}
         self._lock = threading.Lock()
         self._clock = clock
-        self._listener = listener or (lambda code, signal: None)
+        self._listener = listener or (lambda code, signal, sessions: None)
 
     def _expire(self, now: float) -> None:
         for code in [c for c, r in self._rooms.items() if now - r.teacher_seen > ROOM_TTL_S]:
-            del self._rooms[code]
-            self._listener(code, None)
+            room = self._rooms.pop(code)
+            self._listener(code, None, tuple(room.sessions.values()))
 
     def _changed(self, room: Room) -> None:
-        self._listener(room.code, room.signal())
+        self._listener(room.code, room.signal(), tuple(room.sessions.values()))
 
     def _room(self, code: str) -> Room:
         room = self._rooms.get(str(code).strip().upper())
@@ -145,8 +146,9 @@ class Rooms:
 
     def close(self, code: str) -> None:
         with self._lock:
-            if self._rooms.pop(str(code).strip().upper(), None) is not None:
-                self._listener(str(code).strip().upper(), None)
+            room = self._rooms.pop(str(code).strip().upper(), None)
+            if room is not None:
+                self._listener(room.code, None, tuple(room.sessions.values()))
 
     def codes(self) -> list[str]:
         """The open rooms' codes, oldest first."""

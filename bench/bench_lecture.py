@@ -1,6 +1,6 @@
 """A lecture in real Chromium pages: one teacher and N students on one server of this machine.
 
-    python bench/bench_lecture.py --students 30 --changes 6 [--students 60 ...] [--checkpoint NAME]
+    python bench/bench_lecture.py --students 30 --changes 6 [--students 60 ...] [--pages K] [--checkpoint NAME]
 
 The teacher opens a lecture (/?teacher=KEY, then "Open a lecture"); every student opens the join link in a browser
 context of their own (their own cookies, their own Streamlit session). Then, for each change, the teacher picks
@@ -12,15 +12,23 @@ sent. Then the teacher asks "which word does this token attend to most?", every 
 teacher's count must equal N exactly; the teacher reveals, and every student must show the model's answer.
 
 The browsers run on the same cores as the server, as they would not in a class (each student has a device):
-the figures are an upper bound for this server. Printed as JSON lines, one per change, then a summary.
+the figures are an upper bound for this server. With --pages K, only K students are Chromium pages; the others
+speak Streamlit's websocket protocol (as bench_load.py's sessions do): the server runs their sessions in full (the
+push reruns them, each draws the class view), but no page is drawn for them on these cores, as on a class's own
+devices. A protocol student's moment is when the run that drew the new view's marker finished; the K pages give
+what a student sees, drawn. The question round is then answered by the K pages (the count must be K, of N
+connected). Printed as JSON lines, one per change, then a summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import re
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from pages._ui.i18n import Translator  # noqa: E402
 
 EN = Translator("en")
+MARKER = re.compile(re.escape(EN("lecture.view", version=12345)).replace("12345", r"(\d+)"))
 KEY = "bench-teacher-key-0123456789"
 # On each student's page: when each class view's marker first stood on a finished, fresh page (Date.now()).
 VIEWS = """(() => {
@@ -102,6 +111,69 @@ def open_students(browser, url: str, code: str, n: int, timeout_ms: float = 300_
     return pages
 
 
+class ProtocolStudents:
+    """Students without a page: each a websocket session of Streamlit's protocol, joined by the link's query
+    string, that records when each run drawing a class view's marker finished (time.time() in ms, as the pages'
+    Date.now()). They run on an event loop of their own thread; Playwright keeps the main one."""
+
+    def __init__(self, url: str, code: str, n: int, timeout_s: float = 300) -> None:
+        from bench_load import _ws_url
+
+        self.views: list[dict[str, float]] = [{} for _ in range(n)]
+        self._url, self._code, self._ready = _ws_url(url), code, threading.Semaphore(0)
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        threading.Thread(target=self._loop.run_until_complete, args=(self._main(n),), daemon=True).start()
+        deadline = time.time() + timeout_s
+        for _ in range(n):
+            if not self._ready.acquire(timeout=max(0.1, deadline - time.time())):
+                raise TimeoutError("a protocol student never drew the class view")
+
+    async def _main(self, n: int) -> None:
+        self._stop = asyncio.Event()
+        await asyncio.gather(*(self._student(i) for i in range(n)))
+
+    async def _student(self, i: int) -> None:
+        import websockets
+        from bench_load import _rerun
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        async with websockets.connect(self._url, subprotocols=["streamlit"], max_size=None) as ws:
+            await ws.send(_rerun(query=f"join={self._code}"))
+            markers: set[str] = set()
+            while not self._stop.is_set():
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), timeout=0.5)
+                except TimeoutError:
+                    continue
+                msg = ForwardMsg.FromString(raw)
+                kind = msg.WhichOneof("type")
+                if kind == "new_session":
+                    markers = set()
+                elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+                    el = msg.delta.new_element
+                    if el.WhichOneof("type") == "markdown" and (m := MARKER.fullmatch(el.markdown.body)):
+                        markers.add(m.group(1))
+                elif kind == "script_finished" and markers:
+                    now = time.time() * 1000
+                    first = not self.views[i]
+                    for v in markers:
+                        self.views[i].setdefault(v, now)
+                    if first:
+                        self._ready.release()
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+
+
+def views_of(student) -> dict[str, float]:
+    """A student's class views and when each was first drawn (ms): a page's, or a protocol student's."""
+    if isinstance(student, tuple):
+        group, i = student
+        return dict(group.views[i])
+    return student.evaluate("window.__views || {}")
+
+
 def pick_layer(teacher, layer: int):
     """Open the overview's layer picker; the change: choose `layer` (the head picker the class follows)."""
     teacher.get_by_label(EN("common.layer")).first.click()
@@ -125,7 +197,7 @@ def wait_views(students: list, seen: set[str], timeout_s: float = 120) -> dict[i
         for i, page in enumerate(students):
             if i in out:
                 continue
-            views = page.evaluate("window.__views || {}")
+            views = views_of(page)
             new = {v: t for v, t in views.items() if v not in seen}
             if new:
                 v = max(new, key=int)
@@ -133,7 +205,8 @@ def wait_views(students: list, seen: set[str], timeout_s: float = 120) -> dict[i
         time.sleep(0.05)
     if len(out) < len(students):
         missing = [i for i in range(len(students)) if i not in out]
-        state = students[missing[0]].evaluate(STATE)
+        first = students[missing[0]]
+        state = views_of(first) if isinstance(first, tuple) else first.evaluate(STATE)
         raise TimeoutError(
             f"{len(missing)} of {len(students)} students never showed the new view; the first of them: {state}"
         )
@@ -143,7 +216,7 @@ def wait_views(students: list, seen: set[str], timeout_s: float = 120) -> dict[i
 def change(teacher, students: list, server_pid: int, action, *args) -> dict:
     """One change of the teacher's; each student's latency (s) from the click to their new view, and the CPU
     seconds the server and the browsers spent meanwhile."""
-    seen = {v for page in students for v in page.evaluate("Object.keys(window.__views || {})")}
+    seen = {v for page in students for v in views_of(page)}
     send = action(teacher, *args)  # everything before the teacher's last click or key is not timed
     server_pids = descendants(server_pid)
     browser_pids = descendants(os.getpid()) - server_pids - {os.getpid()}
@@ -152,6 +225,7 @@ def change(teacher, students: list, server_pid: int, action, *args) -> dict:
     send()
     got = wait_views(students, seen)
     lat = sorted((t - t0) / 1000 for _, t in got.values())
+    drawn = sorted((t - t0) / 1000 for i, (_, t) in got.items() if not isinstance(students[i], tuple))
     wall = time.time() - t0 / 1000
     cpu = cpu_seconds(server_pids) - cpu0[0], cpu_seconds(browser_pids) - cpu0[1]
     return {
@@ -162,6 +236,11 @@ def change(teacher, students: list, server_pid: int, action, *args) -> dict:
         "students": len(students),
         "median_s": round(statistics.median(lat), 3),
         "max_s": round(lat[-1], 3),
+        **(
+            {"pages_median_s": round(statistics.median(drawn), 3), "pages_max_s": round(drawn[-1], 3)}
+            if drawn and len(drawn) < len(lat)
+            else {}
+        ),
         "views": sorted({v for v, _ in got.values()}),
     }
 
@@ -180,9 +259,10 @@ def idle_cpu(server_pid: int, seconds: float = 10.0, settle_s: float = 20.0) -> 
     }
 
 
-def question_round(teacher, students: list, timeout_ms: float = 120_000) -> dict:
-    """The teacher asks which word the view's token attends to most; every student clicks a word (each their own
-    pick, spread over the options); the teacher's count must be exactly the class; then the reveal."""
+def question_round(teacher, students: list, connected: int | None = None, timeout_ms: float = 120_000) -> dict:
+    """The teacher asks which word the view's token attends to most; every student page clicks a word (each their
+    own pick, spread over the options); the teacher's count must be exactly the pages, of `connected` (default the
+    pages); then the reveal."""
     from playwright.sync_api import expect
 
     teacher.locator(".st-key-lecture_ask_attends button").click()
@@ -193,7 +273,7 @@ def question_round(teacher, students: list, timeout_ms: float = 120_000) -> dict
         options.nth(i % options.count()).click()
     n = len(students)
     expect(teacher.locator(".st-key-lecture_answers")).to_contain_text(
-        EN("lecture.answered", n=n, connected=n), timeout=timeout_ms
+        EN("lecture.answered", n=n, connected=connected or n), timeout=timeout_ms
     )
     counted = time.time() - t0
     teacher.locator(".st-key-lecture_reveal button").click()
@@ -203,11 +283,16 @@ def question_round(teacher, students: list, timeout_ms: float = 120_000) -> dict
     return {"answers": n, "counted_exactly": True, "all_counted_after_s": round(counted, 2)}
 
 
-def run(url: str, server_pid: int, n: int, changes: int, playwright) -> dict:
+def run(url: str, server_pid: int, n: int, changes: int, playwright, pages: int | None = None) -> dict:
     browser = launch(playwright)
+    k = n if pages is None else min(pages, n)
+    protocol, pages_only = None, []
     try:
         teacher, code = open_teacher(browser, url)
-        students = open_students(browser, url, code, n)
+        if k < n:
+            protocol = ProtocolStudents(url, code, n - k)
+        real = open_students(browser, url, code, k)
+        students = real + [(protocol, i) for i in range(n - k)]
         idle = idle_cpu(server_pid)
         print(json.dumps(idle), flush=True)
         rows = []
@@ -218,14 +303,20 @@ def run(url: str, server_pid: int, n: int, changes: int, playwright) -> dict:
                 row = change(teacher, students, server_pid, type_sentence, SENTENCES[(i // 2) % len(SENTENCES)])
             print(json.dumps(row), flush=True)
             rows.append(row)
-        quiz = question_round(teacher, students)
+        quiz = question_round(teacher, real, connected=n)
         print(json.dumps(quiz), flush=True)
+        if protocol is not None:
+            pages_only = [r["pages_max_s"] for r in rows if "pages_max_s" in r]
     finally:
+        if protocol is not None:
+            protocol.close()
         browser.close()
     lat_med = [r["median_s"] for r in rows]
     lat_max = [r["max_s"] for r in rows]
     return {
         "students": n,
+        "pages": k,
+        **({"pages_worst_max_s": max(pages_only)} if protocol is not None and pages_only else {}),
         "changes": len(rows),
         "median_of_medians_s": round(statistics.median(lat_med), 3),
         "medians_s": lat_med,
@@ -243,6 +334,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--students", type=int, action="append", help="class sizes (default 30)")
     ap.add_argument("--changes", type=int, default=6)
+    ap.add_argument(
+        "--pages",
+        type=int,
+        default=None,
+        help="students in Chromium pages (default all; the rest speak the websocket protocol)",
+    )
     ap.add_argument("--checkpoints", default=None, help="checkpoints root (default the shipped one)")
     args = ap.parse_args()
     env = {"TRANSFORMER_TEACHER_KEY": KEY}
@@ -250,7 +347,7 @@ def main() -> None:
         env["TRANSFORMER_CHECKPOINTS"] = args.checkpoints
     for n in args.students or [30]:
         with server(ROOT, env=env) as (url, proc), sync_playwright() as p:
-            print(json.dumps(run(url, proc.pid, n, args.changes, p)), flush=True)
+            print(json.dumps(run(url, proc.pid, n, args.changes, p, args.pages)), flush=True)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,16 @@ from pages._ui.views import (
     ReplayView,
     WordsView,
 )
-from pages._ui.widgets import choice_radio, ensure_choice, head_picker, lazy_tabs, plot, show_view, token_picker
+from pages._ui.widgets import (
+    choice_radio,
+    ensure_choice,
+    head_picker,
+    lazy_tabs,
+    plot,
+    shared_figure,
+    show_view,
+    token_picker,
+)
 from transformer.attention import AttentionKind
 from transformer.checkpoint import CheckpointError
 from transformer.inspection.languages import writes_without_spaces
@@ -60,7 +69,7 @@ def overview_tab(ctx: Context, tr: Translator) -> None:
     st.caption(tr("explorer.overview.caption"))
     view = OverviewView(choice.kind, choice)
     plot(
-        view.figure(ctx, tr),
+        shared_figure(view, ctx, tr),
         "overview_chart",
         tr,
         on_select=_enlarge_clicked,

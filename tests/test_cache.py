@@ -3,6 +3,7 @@ from what a computation reads (never written by hand)."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 
@@ -236,6 +237,35 @@ def test_memo_computes_once_per_arguments(shipped):
     assert cache.memo(total, shipped.model, [1, 2]) == 3
     assert cache.memo(total, shipped.model, [1, 3]) == 4
     assert CALLS == [[1, 2], [1, 3]]
+
+
+def test_a_views_figure_is_built_once_for_every_session_of_a_sentence_and_language(shipped, monkeypatch):
+    from pages._ui import figures
+    from pages._ui.i18n import Translator
+    from pages._ui.views import Context, OverviewView
+    from pages._ui.widgets import shared_figure
+
+    built = []
+    real = figures.heads_overview
+    monkeypatch.setattr(figures, "heads_overview", lambda *a, **k: built.append(1) or real(*a, **k))
+    with torch.inference_mode():
+        a = analyse(shipped.model, shipped.tokenizer, "The cow didn't cross the field because it was too lazy.")
+        b = analyse(shipped.model, shipped.tokenizer, "The cow didn't cross the field because it was too wide.")
+    view = OverviewView(AttentionKind.ENCODER, HeadId(AttentionKind.ENCODER, 1, 2))
+    en, zh = Translator("en"), Translator("zh")
+    first = shared_figure(view, Context(a, shipped, None), en)
+    # another session: its own (equal) analysis object and context, the same figure object, not built again
+    copy = dataclasses.replace(a, encoder=a.encoder.copy())
+    assert shared_figure(view, Context(copy, shipped, None), en) is first and len(built) == 1
+    # what the figure reads makes a new one: the language, the sentence, the highlighted head
+    assert shared_figure(view, Context(a, shipped, None), zh) is not first
+    shared_figure(view, Context(b, shipped, None), en)
+    shared_figure(
+        OverviewView(AttentionKind.ENCODER, HeadId(AttentionKind.ENCODER, 0, 0)), Context(a, shipped, None), en
+    )
+    assert len(built) == 4
+    assert first.to_json() == view.figure(Context(a, shipped, None), en).to_json()  # the figure the view draws
+    assert size_of(first) > a.encoder.nbytes  # the cache counts a figure by its data
 
 
 # ---- issue 15, bug 1: the head lab's "across training" map follows the session's beam ---------------

@@ -1,7 +1,8 @@
 """Caching shared by every session: models (read-only), analyses (compact arrays, bounded).
 
-Figures are not cached: a heatmap builds in ~2 ms, while unpickling a cached one costs
-~10 ms (measured; see README). What is worth keeping is the model call behind them.
+Heatmaps are not cached: one builds in ~2 ms. What is worth keeping is the model call behind them, and the
+plotly figure of every head (widgets.shared_figure, through memo): it costs a run ~10 ms, paid by every
+session of a class that follows one view.
 """
 
 from __future__ import annotations

@@ -155,7 +155,10 @@ def capture(page: str) -> ClassView:
 
 def student_id() -> str:
     """An anonymous id for this browser session (answers are counted by it, never shown)."""
-    return st.session_state.setdefault(STUDENT, secrets.token_hex(8))
+    ss = st.session_state
+    if STUDENT not in ss:
+        ss[STUDENT] = secrets.token_hex(8)
+    return ss[STUDENT]
 
 
 def _session() -> str | None:

@@ -24,7 +24,8 @@ V = TypeVar("V")
 
 def size_of(value: Any) -> int:
     """Bytes held by a cached value (the one estimator of every cache): arrays and tensors by their
-    buffers, strings by length, containers and dataclasses by their parts plus a small overhead each."""
+    buffers, strings by length, containers, dataclasses and plotly figures by their parts plus a small overhead
+    each."""
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, torch.Tensor):
@@ -37,6 +38,8 @@ def size_of(value: Any) -> int:
         return sum(size_of(v) for v in value) + 8 * len(value) + 56
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return sum(size_of(getattr(value, f.name)) for f in dataclasses.fields(value)) + 64
+    if callable(getattr(value, "to_plotly_json", None)):  # a plotly figure: its data and layout
+        return size_of(value.to_plotly_json()) + 64
     return 32
 
 

@@ -57,6 +57,18 @@ class Matrix:
     diverging: bool = False
 
 
+def _no_other(text: str) -> Analysis:
+    raise TypeError("figure_of draws views of one sentence; a view that reads another (DiffView) is drawn alone")
+
+
+def figure_of(view: View, analysis: Analysis, checkpoint: Checkpoint, lang: str) -> go.Figure | figures.Heatmap:
+    """The figure a view draws of one sentence's analysis in one language: what widgets.shared_figure keeps for
+    every session (keyed by these arguments, which are all the figure reads)."""
+    from .i18n import Translator
+
+    return view.figure(Context(analysis, checkpoint, _no_other), Translator(lang))
+
+
 def kind_name(kind: AttentionKind, tr: Tr) -> str:
     return tr(f"kind.{AttentionKind(kind).value}")
 

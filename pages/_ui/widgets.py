@@ -11,11 +11,11 @@ import streamlit as st
 from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import Checkpoint
 
-from . import figures, svg
+from . import cache, figures, svg
 from .export import table_csv
 from .i18n import Translator
 from .probe import default_head
-from .views import View, ViewContext
+from .views import View, ViewContext, figure_of
 
 _heatmap = st.components.v2.component(
     "attention_heatmap",
@@ -38,6 +38,12 @@ def plot(fig, key: str, tr: Translator | None = None, *, file_name: str | None =
         st.plotly_chart(fig, width="stretch", config=figures.PLOT_CONFIG, key=key, theme=None, **kw)
     if tr is not None:
         svg_button(functools.partial(svg.figure_svg, fig), file_name or key, f"{key}_svg", tr)
+
+
+def shared_figure(view: View, ctx: ViewContext, tr: Translator):
+    """A view's figure of the page's sentence, built once for every session (the server's results cache): a
+    plotly figure of every head costs a run ~10 ms, which a class of 30 following one view paid 30 times."""
+    return cache.memo(figure_of, view, ctx.analysis, ctx.checkpoint, tr.lang)
 
 
 def csv_button(text: str | Callable[[], str], file_name: str, key: str, tr: Translator) -> None:

@@ -268,6 +268,21 @@ def test_a_views_figure_is_built_once_for_every_session_of_a_sentence_and_langua
     assert size_of(first) > a.encoder.nbytes  # the cache counts a figure by its data
 
 
+def test_a_cached_analysis_is_keyed_by_the_key_it_was_computed_from(shipped):
+    import gc
+
+    text = "The goat didn't cross the bridge because it was too shy."
+    a = cache.analyse(str(DEFAULT_CHECKPOINT), text)
+    assert keys._identity(a) == ("analysis", *cache.call_key(cache.analyse, (shipped, text, 1, CallOptions()), {}))
+    same = dataclasses.replace(a)  # equal values, not the server's object: hashed by content, as any dataclass
+    assert keys._identity(same) is None and cache.call_key(double, (same,), {}) != cache.call_key(double, (a,), {})
+    i = id(same)
+    keys.identify(same, ("analysis", "test"))
+    del same
+    gc.collect()
+    assert i not in keys._IDENTITY  # the entry goes with the value
+
+
 # ---- issue 15, bug 1: the head lab's "across training" map follows the session's beam ---------------
 
 TEXT = "the dog is near the house and it is small ."  # beam 1 and beam 4 translate it differently

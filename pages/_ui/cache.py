@@ -21,7 +21,7 @@ from transformer.analysis import Analysis
 from transformer.options import DEFAULT, CallOptions
 
 from . import slots
-from .keys import call_key
+from .keys import call_key, identify
 from .loading import MODELS, STAMP_S, checkpoint, forget_stamps, loaded, stamp
 from .lru import BoundedCache, size_of
 
@@ -95,15 +95,19 @@ def analyse(
 
     backend = _backend()
 
+    key = call_key(analyse, (ckpt, text, beam, options), {})
+
     def compute() -> Analysis:
-        return _freeze(backend.analyse(ckpt, text, beam, options))
+        a = _freeze(backend.analyse(ckpt, text, beam, options))
+        identify(a, ("analysis", *key))  # keys built from it (a view's figure) name it by this key
+        return a
 
     # A backend that computes elsewhere (the batcher's thread, Ray) leaves this thread only waiting, for
     # its own request or another session's of the same key: its work slot goes to another session
     # meanwhile, whose request can then join the same batch. (Holding it while waiting for a session
     # that needs a slot back to finish would deadlock.)
     with slots.released() if backend.elsewhere else nullcontext():
-        a = analyses().get(call_key(analyse, (ckpt, text, beam, options), {}), compute)
+        a = analyses().get(key, compute)
         if first is not None:
             first(a)
         # the model's thread first: drawing this page now would slow the sentences it still decodes

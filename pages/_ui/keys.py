@@ -1,9 +1,9 @@
 """Cache keys from what a computation reads: call_key(fn, args, kwargs) and the identities of loaded checkpoints.
 
-A loaded checkpoint (and its model and tokenizer) stands for its directory and its files' times and sizes;
-every other argument is hashed by value, as st.cache_data does: arrays and tensors by content,
-dataclasses (CallOptions, HeadMask, ...) field by field, enums by value. A type it cannot hash is
-an error rather than a silently shared entry.
+A loaded checkpoint (and its model and tokenizer) stands for its directory and its files' times and sizes, and
+a cached analysis for the key it was computed from (identify); every other argument is hashed by value, as
+st.cache_data does: arrays and tensors by content, dataclasses (CallOptions, HeadMask, ...) field by field, enums
+by value. A type it cannot hash is an error rather than a silently shared entry.
 """
 
 from __future__ import annotations
@@ -44,6 +44,15 @@ def _register(ckpt: Checkpoint, identity: tuple) -> None:
     _IDENTITY[id(ckpt)] = (ref, identity)
     card = ckpt.card
     _IDENTITY[id(card)] = (lambda: card, identity)
+
+
+def identify(value: Any, identity: tuple) -> None:
+    """A shared value that is never changed (an analysis in the server's cache) counts as the key it was
+    computed from: a key built from it costs nothing, where hashing an analysis by content (its maps, and its
+    pieces and candidates string by string) cost every figure key ~5 ms under a class's load (py-spy). The entry
+    goes with the value."""
+    i = id(value)
+    _IDENTITY[i] = (weakref.ref(value, lambda _ref: _IDENTITY.pop(i, None)), identity)
 
 
 def _identity(value: Any) -> tuple | None:

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import pytest
-from apptest import EN, app, run
+from apptest import EN, app, figures, run, z_of
 from conftest import ROOT
 
 from pages._ui import lecture, roles
@@ -209,6 +209,9 @@ def test_each_question_is_answered_by_the_model_counted_revealed_and_exported(le
             row = a.pronoun_step if quiz.head.kind is not quiz.head.kind.ENCODER else a.pronoun_source
             weights = a.maps(quiz.head.kind)[quiz.head.layer, quiz.head.head, row]
             assert quiz.answer == int(np.argmax(weights)) and quiz.token == a.labels(quiz.head.kind)[0][row]
+            # the map shown at the reveal is the head's whole map, the asked row among its rows
+            np.testing.assert_allclose(np.array(quiz.grid), a.maps(quiz.head.kind)[quiz.head.layer, quiz.head.head])
+            assert quiz.row == row and quiz.grid_cols == tuple(a.labels(quiz.head.kind)[1])
         elif kind is QuestionKind.NEXT:  # the most probable next piece, among five shuffled
             assert sorted(quiz.options) == sorted(a.top_tokens[a.pronoun_step])
             assert quiz.options[quiz.answer] == a.top_tokens[a.pronoun_step][0]
@@ -216,6 +219,9 @@ def test_each_question_is_answered_by_the_model_counted_revealed_and_exported(le
             card = probe_card(ckpt)
             best = best_probe_head(card, ckpt.config, route_kind(card, ckpt.config)).head
             assert quiz.head == best and quiz.options[quiz.answer] == f"{best.layer}·{best.head}"
+            # the map shown at the reveal: every head's score, layer by layer, the best at its place
+            assert np.array(quiz.grid).shape == (ckpt.config.n_layers(best.kind), ckpt.config.n_heads)
+            assert np.array(quiz.grid)[best.layer, best.head] == max(quiz.evidence)
         for i, p in enumerate(pupils):
             run(p)
             p.get("button_group")[0].set_value(i % len(quiz.options))
@@ -229,6 +235,10 @@ def test_each_question_is_answered_by_the_model_counted_revealed_and_exported(le
         for p in pupils:
             run(p)
             assert any(EN("lecture.answer", option="", value=0.0).split("**")[0] in s.value for s in p.success)
+        if quiz.grid:  # the projector and every student draw the map that gives the answer
+            shown = figures(t)["lecture_evidence_map"]
+            np.testing.assert_allclose(z_of(shown["data"][0]), np.array(quiz.grid), rtol=1e-6)
+            assert f"lecture_evidence_{q.number}_map" in figures(pupils[0])
     csv = t.get("download_button")
     assert any(b.proto.id.endswith("lecture_csv") for b in csv)
     rows = lecture.report_rows(lecture.store().snapshot(code))

@@ -25,6 +25,7 @@ import secrets
 import time
 from urllib.parse import urlsplit
 
+import numpy as np
 import segno
 import streamlit as st
 from streamlit.runtime import Runtime
@@ -488,6 +489,23 @@ def _revealed(question: Question, tr: Translator, key: str) -> None:
         ),
         key,
     )
+    if quiz.grid:  # the map that gives the answer: the head's whole map, or every head's probe score
+        h = quiz.head
+        if quiz.kind is QuestionKind.ATTENDS:
+            title = tr(
+                "lecture.map.attends", kind=tr(f"kind.{h.kind.value}"), layer=h.layer, head=h.head, token=quiz.token
+            )
+            style = {}
+        else:
+            title = tr("lecture.map.resolves", kind=tr(f"kind.{h.kind.value}"))
+            style = dict(
+                row_title=tr("common.layer"),
+                col_title=tr("common.head"),
+                value_title=tr("lecture.score"),
+                show_values=True,
+            )
+        grid = figures.attention_heatmap(np.array(quiz.grid), quiz.grid_rows, quiz.grid_cols, tr, title, **style)
+        plot(grid, f"{key}_map")
 
 
 def _teacher_question(question: Question, connected: int, tr: Translator) -> None:

@@ -40,7 +40,9 @@ class NoQuestion(ValueError):
 class Quiz:
     """A question's options, the model's answer (an index into options) and the numbers that give it.
 
-    evidence[i] is option i's number: its attention weight, its probability, or its probe score.
+    evidence[i] is option i's number: its attention weight, its probability, or its probe score. grid is the map
+    that gives the answer, shown at the reveal: ATTENDS, the head's whole (T_q, T_k) map, the asked row at `row`;
+    RESOLVES, every head's probe score (layers × heads); NEXT has none (its evidence is the whole distribution's top).
     """
 
     kind: QuestionKind
@@ -49,6 +51,10 @@ class Quiz:
     evidence: tuple[float, ...]
     head: HeadId | None = None  # ATTENDS: the head asked about
     token: str = ""  # ATTENDS: the query token; NEXT: the last piece written before the step
+    grid: tuple[tuple[float, ...], ...] = ()
+    grid_rows: tuple[str, ...] = ()
+    grid_cols: tuple[str, ...] = ()
+    row: int = -1  # ATTENDS: the asked row of grid
 
     def __post_init__(self) -> None:
         assert len(self.options) == len(self.evidence) and 0 <= self.answer < len(self.options)
@@ -70,6 +76,10 @@ def attends(a: Analysis, head: HeadId, row: int) -> Quiz:
         tuple(float(w) for w in weights),
         head=head,
         token=rows[row],
+        grid=tuple(tuple(float(w) for w in r) for r in np.asarray(maps[head.layer, head.head], dtype=np.float64)),
+        grid_rows=tuple(rows),
+        grid_cols=tuple(a.labels(head.kind)[1]),
+        row=row,
     )
 
 
@@ -105,4 +115,10 @@ def resolving_head(card: dict[str, Any], config: TransformerConfig) -> Quiz:
         int(np.argmax(values)),
         tuple(values),
         head=heads[int(np.argmax(values))],
+        grid=tuple(
+            tuple(values[layer * config.n_heads : (layer + 1) * config.n_heads])
+            for layer in range(config.n_layers(kind))
+        ),
+        grid_rows=tuple(f"L{layer}" for layer in range(config.n_layers(kind))),
+        grid_cols=tuple(f"H{h}" for h in range(config.n_heads)),
     )

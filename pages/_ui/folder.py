@@ -70,17 +70,28 @@ def checkpoint_choices() -> dict[str, str]:
     return _scan(str(root), _signature(root))
 
 
+# A card's pair, kept while the card file is the same (its time and size): the folder's scans expire each minute,
+# and reading every card again (2 MB of JSON for en-fr and en-zh, ~80 ms) made one session's run a minute slow.
+_card_pairs: BoundedCache[str] = BoundedCache(256, 2**20, size_of=lambda _: 1)
+
+
+def _pair(folder: str) -> str | None:
+    card = Path(folder) / CARD_FILE
+    try:
+        stat = card.stat()
+        return _card_pairs.get(
+            (str(card), stat.st_mtime_ns, stat.st_size),
+            lambda: pair_label(json.loads(card.read_text(encoding="utf-8"))),
+        )
+    except (OSError, ValueError):
+        return None
+
+
 @st.cache_data(ttl=60, max_entries=16, show_spinner=False)
 def _pairs(root: str, signature: str) -> dict[str, str]:
     """label -> "en → zh" of every checkpoint under the root, from its card (an unreadable card: no pair)."""
-    out = {}
-    for label, path in _scan(root, signature).items():
-        try:
-            card = json.loads((Path(path) / CARD_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        out[label] = pair_label(card)
-    return out
+    pairs = {label: _pair(path) for label, path in _scan(root, signature).items()}
+    return {label: pair for label, pair in pairs.items() if pair is not None}
 
 
 def checkpoint_pairs() -> dict[str, str]:
@@ -101,4 +112,5 @@ def refresh_choices() -> None:
     _insides.clear()
     _scan.clear()
     _pairs.clear()
+    _card_pairs.clear()
     cache.forget_stamps()

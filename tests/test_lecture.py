@@ -280,3 +280,34 @@ def test_teacher_and_students_keep_their_own_interface_languages(lecture_mode):
     assert any(s.value == lecture.prompt(question, Translator("zh")) for s in zh.markdown)
     assert any(s.value == lecture.prompt(question, EN) for s in t.markdown)
     assert Translator("zh")("lecture.following", code=code) in [c.value for c in zh.caption]
+
+
+def test_a_signal_reruns_each_connected_student_on_their_sessions_event_loop(monkeypatch):
+    calls = []
+
+    class Loop:
+        def call_soon_threadsafe(self, fn):
+            calls.append("handed to the loop")
+            fn()
+
+    class Session:
+        def __init__(self, sid):
+            self.id, self._event_loop, self._client_state = sid, Loop(), f"last state of {sid}"
+
+        def request_rerun(self, client_state):
+            calls.append((self.id, client_state))
+
+    class Manager:
+        def get_active_session_info(self, sid):
+            return None if sid == "gone" else type("Info", (), {"session": Session(sid)})()
+
+    runtime = type("Runtime", (), {"_session_mgr": Manager()})()
+    monkeypatch.setattr(lecture.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(lecture.Runtime, "instance", staticmethod(lambda: runtime))
+    assert lecture.push(("a", "gone", "b")) == 2  # a closed tab is skipped: its next visit follows anyway
+    assert calls == ["handed to the loop", ("a", "last state of a"), "handed to the loop", ("b", "last state of b")]
+    # a Streamlit whose internals differ: nothing pushed and nothing raised (the pages' poll still follows)
+    monkeypatch.setattr(lecture.Runtime, "instance", staticmethod(lambda: object()))
+    assert lecture.push(("a",)) == 0
+    monkeypatch.setattr(lecture.Runtime, "exists", staticmethod(lambda: False))
+    assert lecture.push(("a",)) == 0  # no server (AppTest)

@@ -9,7 +9,8 @@ The fast profile (a few examples a page) is part of the fast subset; the slow on
 from __future__ import annotations
 
 import pytest
-from apptest import app
+from apptest import EN, app
+from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,8 +22,31 @@ NAMES = ("lang", "ckpt", "text", "beam", "kind", "layer", "head")
 
 ODD = st.sampled_from(
     [
-        "²", "①", "٣", "৩", "-1", "0", "99999", "1e3", " 2", "", "encoder", "cross", "decoder", "zh", "en", "..",
-        "../../etc", "😀🐶", "مرحبا بالعالم", "שלום", "\u202eevil", "\x00\x07\x1b[31m", "a" * 700, "tiny", "en-fr",
+        "²",
+        "①",
+        "٣",
+        "৩",
+        "-1",
+        "0",
+        "99999",
+        "1e3",
+        " 2",
+        "",
+        "encoder",
+        "cross",
+        "decoder",
+        "zh",
+        "en",
+        "..",
+        "../../etc",
+        "😀🐶",
+        "مرحبا بالعالم",
+        "שלום",
+        "\u202eevil",
+        "\x00\x07\x1b[31m",
+        "a" * 700,
+        "tiny",
+        "en-fr",
     ]
 )
 VALUE = st.one_of(ODD, st.text(max_size=40), st.integers(-5, 200).map(str))
@@ -93,3 +117,41 @@ def test_no_link_or_paste_raises_on_any_page(page, query, text):
 @_fuzz(40)
 def test_no_link_or_paste_raises_on_any_page_long(page, query, text):
     _visit(page, query, text)
+
+
+LECTURE_QUERY = st.dictionaries(st.sampled_from(("join", "teacher", "lang", "text")), VALUE, min_size=1, max_size=3)
+
+
+def _lecture_visit(monkeypatch, query: dict[str, str]) -> None:
+    """In lecture mode (a teacher key set), a link's join code and teacher key, whatever they hold, never raise: a
+    wrong key is refused in words and leaves no role, an unknown code is refused in words."""
+    from pages._ui import lecture, roles
+
+    monkeypatch.setenv(roles.KEY_ENV, "fuzz-teacher-key-0123456789")
+    monkeypatch.setattr(lecture, "SIGNALS", ROOT / "test-artifacts" / "lecture-signals")
+    at = app()
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, (query, at.exception)
+    assert roles.ROLE not in at.session_state or at.session_state[roles.ROLE] is not roles.Role.TEACHER
+    errors = " ".join(e.value for e in at.sidebar.error)
+    if query.get("teacher") is not None:
+        assert EN("lecture.refused.key") in errors, (query, errors)
+    if "join" in query:
+        assert lecture.LECTURE not in at.session_state  # no lecture is open: nothing to join
+        assert EN("lecture.refused.unknown_code") in errors, (query, errors)
+
+
+@shipped
+@settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(query=LECTURE_QUERY)
+def test_no_join_code_or_teacher_key_in_a_link_raises(monkeypatch, query):
+    _lecture_visit(monkeypatch, query)
+
+
+@shipped
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(query=LECTURE_QUERY)
+def test_no_join_code_or_teacher_key_in_a_link_raises_long(monkeypatch, query):
+    _lecture_visit(monkeypatch, query)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import cache, norms_and_alignment
+from pages._ui import cache, lecture, norms_and_alignment
 from pages._ui.folder import checkpoint_choices
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_head, default_kind, route_statement
@@ -30,7 +30,7 @@ from pages._ui.widgets import (
     show_view,
     token_picker,
 )
-from transformer.attention import AttentionKind
+from transformer.attention import AttentionKind, HeadId
 from transformer.checkpoint import CheckpointError
 from transformer.inspection.languages import writes_without_spaces
 from transformer.provenance import target_language
@@ -40,12 +40,15 @@ TABS = ("heads", "overview", "focus", "words", "compare", "replay")
 
 
 def _enlarge_clicked() -> None:
-    """Runs before the rerun: a clicked ring of the overview becomes the enlarged head."""
+    """Runs before the rerun: a clicked ring of the overview becomes the enlarged head (and a lecture's answer)."""
     event = st.session_state.get("overview_chart") or {}
     points = (event.get("selection") or {}).get("points") or []
     custom = points[0].get("customdata") if points else None
     if custom:
         st.session_state[f"{PICK}_layer"], st.session_state[f"{PICK}_head"] = int(custom[0]), int(custom[1])
+        kind = st.session_state.get(f"{PICK}_kind")
+        if isinstance(kind, AttentionKind):  # in a lecture, the click also answers "which head resolves it?"
+            lecture.answer_head(HeadId(kind, int(custom[0]), int(custom[1])))
 
 
 def heads_tab(ctx: Context, tr: Translator) -> None:

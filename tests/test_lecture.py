@@ -311,3 +311,54 @@ def test_a_signal_reruns_each_connected_student_on_their_sessions_event_loop(mon
     assert lecture.push(("a",)) == 0
     monkeypatch.setattr(lecture.Runtime, "exists", staticmethod(lambda: False))
     assert lecture.push(("a",)) == 0  # no server (AppTest)
+
+
+def _click_in_the_overview(code: str, kind_value: str, layer: int, head: int) -> None:
+    """A student's session in which the overview's chart reports a click on a head's ring (its on_select)."""
+    import streamlit as st
+
+    from pages import explorer
+    from pages._ui import lecture
+    from pages._ui.session import PICK
+    from transformer.attention import AttentionKind
+
+    st.session_state[lecture.STUDENT] = "clicker"
+    lecture._enter(code)  # a student of the class
+    st.session_state[f"{PICK}_kind"] = AttentionKind(kind_value)
+    st.session_state["overview_chart"] = {"selection": {"points": [{"customdata": [layer, head]}]}}
+    explorer._enlarge_clicked()
+
+
+def test_a_student_answers_which_head_resolves_it_by_clicking_the_head_in_the_overview(lecture_mode):
+    from streamlit.testing.v1 import AppTest
+
+    from transformer.attention import HeadId
+    from transformer.inspection.questions import head_option
+
+    t = teacher()
+    code = open_lecture(t)
+    t.button(key=f"lecture_ask_{QuestionKind.RESOLVES.value}").click()
+    run(t)
+    quiz = lecture.store().snapshot(code).question.quiz
+    best = quiz.head
+    assert head_option(quiz, best) == quiz.answer  # the head itself is the answer's option
+    assert head_option(quiz, HeadId(best.kind, 99, 0)) is None  # no such layer
+    other = next(k for k in type(best.kind) if k is not best.kind)
+    assert head_option(quiz, HeadId(other, best.layer, best.head)) is None  # a head of another kind answers nothing
+
+    def click(layer: int, head: int, kind=best.kind) -> None:
+        at = AppTest.from_function(_click_in_the_overview, args=(code, kind.value, layer, head))
+        at.run()
+        assert not at.exception, at.exception
+
+    click(best.layer, best.head)
+    question = lecture.store().snapshot(code).question
+    assert question.answers == {"clicker": quiz.answer}  # counted as the right head
+    click(0, 0)  # changed their mind before the reveal
+    assert lecture.store().snapshot(code).question.answers == {"clicker": head_option(quiz, HeadId(best.kind, 0, 0))}
+    click(best.layer, best.head, kind=other)  # the overview of another kind: no answer changes
+    assert lecture.store().snapshot(code).question.answers == {"clicker": head_option(quiz, HeadId(best.kind, 0, 0))}
+    t.button(key="lecture_reveal").click()
+    run(t)
+    click(best.layer, best.head)  # after the reveal, a click only enlarges the head
+    assert lecture.store().snapshot(code).question.answers == {"clicker": head_option(quiz, HeadId(best.kind, 0, 0))}

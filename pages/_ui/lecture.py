@@ -548,6 +548,25 @@ def _answer(code: str, number: int) -> None:
         _note_refusal(exc)
 
 
+def answer_head(head: HeadId) -> bool:
+    """A student's click on a head of the overview answers their lecture's open "which head resolves it?" question
+    (a head of the question's kind, before the reveal), as picking it below would; True when it did."""
+    ss = st.session_state
+    code = ss.get(LECTURE)
+    if code is None or roles.is_teacher():
+        return False
+    try:
+        question = store().snapshot(code).question
+    except RoomError:
+        return False
+    choice = None if question is None or question.revealed else questions.head_option(question.quiz, head)
+    if choice is None:
+        return False
+    ss[f"lecture_q{question.number}"] = choice
+    _answer(code, question.number)
+    return True
+
+
 def _student_banner(tr: Translator) -> None:
     """A student's class panel: the page's watcher of the room's signal (a change reruns the app, which follows
     the class's view) and the question, if one was asked."""

@@ -122,3 +122,14 @@ def resolving_head(card: dict[str, Any], config: TransformerConfig) -> Quiz:
         grid_rows=tuple(f"L{layer}" for layer in range(config.n_layers(kind))),
         grid_cols=tuple(f"H{h}" for h in range(config.n_heads)),
     )
+
+
+def head_option(quiz: Quiz, head: HeadId) -> int | None:
+    """The option of a RESOLVES question that is `head` (a student may answer by clicking the head in the
+    overview); None for another question, another kind, or a head the question does not list."""
+    if quiz.kind is not QuestionKind.RESOLVES or quiz.head is None or head.kind is not quiz.head.kind:
+        return None
+    n_layers, n_heads = len(quiz.grid_rows), len(quiz.grid_cols)
+    if not (0 <= head.layer < n_layers and 0 <= head.head < n_heads):
+        return None
+    return head.layer * n_heads + head.head

@@ -7,7 +7,7 @@ import os
 import streamlit as st
 import torch
 
-from pages._ui import lecture, session, share_link, sidebar
+from pages._ui import lecture, lecture_banner, session, share_link, sidebar
 from pages._ui.entry import Navigation
 from pages._ui.slots import ServerBusy, work_slot
 
@@ -27,7 +27,7 @@ try:
         lecture.sidebar_section(tr)
         drawn = st.sidebar.empty()
         session.follow_link(nav.pages)  # by module name, e.g. "explorer"
-        lecture.banner(tr)
+        lecture_banner.banner(tr)
         try:
             nav.current.run()
         finally:  # a page that stops early (an empty sentence) drew its view too

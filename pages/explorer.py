@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._ui import cache, lecture, norms_and_alignment
+from pages._ui import cache, lecture_banner, norms_and_alignment
 from pages._ui.folder import checkpoint_choices
 from pages._ui.i18n import Translator
 from pages._ui.probe import default_head, default_kind, route_statement
@@ -48,7 +48,7 @@ def _enlarge_clicked() -> None:
         st.session_state[f"{PICK}_layer"], st.session_state[f"{PICK}_head"] = int(custom[0]), int(custom[1])
         kind = st.session_state.get(f"{PICK}_kind")
         if isinstance(kind, AttentionKind):  # in a lecture, the click also answers "which head resolves it?"
-            lecture.answer_head(HeadId(kind, int(custom[0]), int(custom[1])))
+            lecture_banner.answer_head(HeadId(kind, int(custom[0]), int(custom[1])))
 
 
 def heads_tab(ctx: Context, tr: Translator) -> None:

@@ -13,8 +13,9 @@ import pytest
 from apptest import EN, app, figures, run, z_of
 from conftest import ROOT
 
-from pages._ui import lecture, roles
+from pages._ui import lecture, lecture_banner, roles
 from pages._ui.probe import probe_card
+from pages._ui.room import report_rows
 from transformer import jobs
 from transformer.checkpoint import load_checkpoint
 from transformer.inspection.card import best_probe_head, route_kind
@@ -241,7 +242,7 @@ def test_each_question_is_answered_by_the_model_counted_revealed_and_exported(le
             assert f"lecture_evidence_{q.number}_map" in figures(pupils[0])
     csv = t.get("download_button")
     assert any(b.proto.id.endswith("lecture_csv") for b in csv)
-    rows = lecture.report_rows(lecture.store().snapshot(code))
+    rows = report_rows(lecture.store().snapshot(code))
     assert sum(r["answers"] for r in rows) == 9 and {r["question"] for r in rows} == {1, 2, 3}
 
 
@@ -277,8 +278,8 @@ def test_teacher_and_students_keep_their_own_interface_languages(lecture_mode):
     run(zh)
     assert zh.session_state["lang"] == "zh" and t.session_state["lang"] == "en"
     question = lecture.store().snapshot(code).question
-    assert any(s.value == lecture.prompt(question, Translator("zh")) for s in zh.markdown)
-    assert any(s.value == lecture.prompt(question, EN) for s in t.markdown)
+    assert any(s.value == lecture_banner.prompt(question, Translator("zh")) for s in zh.markdown)
+    assert any(s.value == lecture_banner.prompt(question, EN) for s in t.markdown)
     assert Translator("zh")("lecture.following", code=code) in [c.value for c in zh.caption]
 
 

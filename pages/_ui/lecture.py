@@ -10,11 +10,11 @@ A run of app.py, in order:
    the class again; the view marker (marker) says which view this run drew.
 
 A change of the room's signal (view version, question, revealed) reruns each of its students' sessions at once, as
-Streamlit's own run-on-save does: the request is handed to the session's event loop (push), so no browser polls and
-nothing calls st.* from another thread; the rerun follows the class's view and shows the question. The signal is
-also written to a small static file that each student's page reads every WATCH_MS (5 s): a safety net that costs
-the server no script run, and the whole mechanism where the runtime is not Streamlit's server. A student is counted
-connected while their browser session is (the runtime's sessions).
+Streamlit's own run-on-save does: the request is handed to the session's event loop (push), without waiting for a
+browser to ask, and nothing calls st.* from another thread; the rerun follows the class's view and shows the
+question. The signal is also written to a small static file that each student's page reads every WATCH_MS (5 s): a
+safety net that costs the server no script run, and the whole mechanism where the runtime is not Streamlit's server.
+A student is counted connected while their browser session is (the runtime's sessions).
 """
 
 from __future__ import annotations

@@ -121,8 +121,22 @@ def _tiny_tsv(path):
     return path
 
 
-TINY_TRAIN = ["--steps", "1", "--d-model", "16", "--heads", "2", "--d-ff", "32", "--encoder-layers", "1",
-              "--decoder-layers", "1", "--no-evaluate", "--quiet"]
+TINY_TRAIN = [
+    "--steps",
+    "1",
+    "--d-model",
+    "16",
+    "--heads",
+    "2",
+    "--d-ff",
+    "32",
+    "--encoder-layers",
+    "1",
+    "--decoder-layers",
+    "1",
+    "--no-evaluate",
+    "--quiet",
+]
 
 
 @pytest.mark.parametrize("overwrite", [False, True])
@@ -179,3 +193,26 @@ def test_is_our_checkpoint_looks_inside_its_folders(tmp_path):
     assert "not a step folder" in is_our_checkpoint(run, run_folder=True)
     (run / "snapshots" / "holiday").rmdir()
     assert is_our_checkpoint(run, run_folder=True) is None  # an empty snapshots/: a run that wrote none yet
+
+
+def test_a_runs_own_folders_are_removed_only_when_they_hold_only_what_a_run_writes(tmp_path):
+    from transformer.atomic import OverwriteError, remove_run_part
+
+    run = tmp_path / "run"
+    run.mkdir()
+    remove_run_part(run / "average")  # not there: nothing to do
+    kept = run / "average" / "step-000500"
+    kept.parent.mkdir()
+    (run / "average" / "photo.jpg").write_text("precious")  # a user's file put in meanwhile
+    with pytest.raises(OverwriteError):
+        remove_run_part(run / "average")
+    assert (run / "average" / "photo.jpg").read_text() == "precious"
+    (run / "average" / "photo.jpg").unlink()
+    remove_run_part(run / "average")  # only what a run writes (here: nothing left)
+    assert not (run / "average").exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run / "last").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(OverwriteError):
+        remove_run_part(run / "last")  # a link is never followed nor removed
+    assert elsewhere.exists() and (run / "last").is_symlink()

@@ -144,6 +144,15 @@ def remove_folder(path: Path, recognise: Callable[[Path], str | None], what: str
     shutil.rmtree(path)
 
 
+def remove_run_part(path: Path) -> None:
+    """Delete a folder a training run writes inside its out folder (last/, average/, averaged/, snapshots/ or one
+    of their step folders) when it is there, only after check_replaceable found in it nothing a run does not write:
+    a user's file put there meanwhile stops the run with the reason instead of being deleted."""
+    if path.exists() or path.is_symlink():
+        recognise = _our_subfolder if path.name in CHECKPOINT_DIRS else is_our_checkpoint
+        remove_folder(path, recognise, "a training run's own folder")
+
+
 def write_folder(
     path: str | Path,
     fill: Callable[[Path], None],
@@ -198,4 +207,3 @@ def write_folder(
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return path
-

@@ -23,6 +23,7 @@ from transformer.tokenizer import word_groups
 
 from . import figures
 from .export import to_csv
+from .i18n import Translator
 from .probe import probe_marks
 
 Tr = Callable[..., str]
@@ -64,8 +65,6 @@ def _no_other(text: str) -> Analysis:
 def figure_of(view: View, analysis: Analysis, checkpoint: Checkpoint, lang: str) -> go.Figure | figures.Heatmap:
     """The figure a view draws of one sentence's analysis in one language: what widgets.shared_figure keeps for
     every session (keyed by these arguments, which are all the figure reads)."""
-    from .i18n import Translator
-
     return view.figure(Context(analysis, checkpoint, _no_other), Translator(lang))
 
 

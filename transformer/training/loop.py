@@ -12,7 +12,6 @@ import contextlib
 import copy
 import math
 import os
-import shutil
 import threading
 import time
 from collections.abc import Sequence
@@ -24,7 +23,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-from ..atomic import OverwriteError, check_replaceable, is_our_checkpoint
+from ..atomic import OverwriteError, check_replaceable, is_our_checkpoint, remove_run_part
 from ..checkpoint import load_checkpoint, read_safetensors, save_checkpoint
 from ..config import TransformerConfig
 from ..layout import AVERAGE_DIR, AVERAGED_DIR, OPTIMIZER_FILE, RESUME_DIR, TRAINER_STATE, snapshot_dir
@@ -156,7 +155,7 @@ class Trainer:
         saved_optimizer = None
         resuming = resume.exists() and not self.overwrite
         if self.is_main and not resuming:  # a fresh run: no other run's kept weights join its average
-            shutil.rmtree(self.out / AVERAGE_DIR, ignore_errors=True)
+            remove_run_part(self.out / AVERAGE_DIR)
         if resuming:
             ckpt = load_checkpoint(resume)
             self.model, self.tokenizer = ckpt.model, ckpt.tokenizer
@@ -240,7 +239,7 @@ class Trainer:
             save_checkpoint(
                 self.out, self.model, self.tokenizer, self.card(wall, extra), overwrite=True, keep_other_files=True
             )
-            shutil.rmtree(self.out / RESUME_DIR, ignore_errors=True)
+            remove_run_part(self.out / RESUME_DIR)
             path = self.out
         else:
             resume = kind is CheckpointKind.RESUME
@@ -264,7 +263,7 @@ class Trainer:
         keep = self.out / AVERAGE_DIR
         save_checkpoint(keep / f"step-{self.step:06d}", self.model, self.tokenizer, self.card(wall), overwrite=True)
         for old in sorted(keep.glob("step-*"))[: -max(self.config.average_last - 1, 1)]:
-            shutil.rmtree(old)
+            remove_run_part(old)
 
     def _write_average(self) -> None:
         """averaged/: the mean of the kept weights and the final ones (transformer.training.average)."""

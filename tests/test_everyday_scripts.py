@@ -261,3 +261,56 @@ def test_add_session_reads_the_trainers_averaged_curves_from_its_run_and_writes_
         m.main([str(outside), str(untouched)])
     assert m.main([str(outside), str(untouched), "--curves", str(run / "metrics.jsonl")]) == 0
     assert (untouched / "metrics.jsonl").read_text(encoding="utf-8") == (target / "metrics.jsonl").read_text("utf-8")
+
+
+def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file(tiny, tmp_path):
+    """A run from nothing replaces the checkpoint: float16 weights, one kept session holding every start and stop
+    (the earlier ones first), its curves up to the candidate's step, the snapshots named; nothing of the old card.
+    A continuation is refused, and so is a checkpoint folder holding a user's file (left as it was)."""
+    import json
+
+    import torch
+    from safetensors.torch import load_file
+
+    from transformer.layout import snapshot_dir
+
+    run = tmp_path / "run"
+    cand = run / "average" / "step-000007"
+    shutil.copytree(tiny, cand, ignore=shutil.ignore_patterns("metrics.jsonl", "*.md"))
+    shutil.copytree(cand, snapshot_dir(run, 2))
+    shutil.copytree(cand, snapshot_dir(run, 5))
+    card = json.loads((cand / "card.json").read_text(encoding="utf-8"))
+    runs = [{"from_step": 3, "to_step": 7, "started": "2026-12-07T02:00:00Z", "device": "cpu"}]
+    card = {k: v for k, v in card.items() if k in ("train_config", "vocabulary")} | {"step": 7, "runs": runs}
+    (cand / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    (run / "metrics.jsonl").write_text("".join(f'{{"step": {s}, "loss": 1.0}}\n' for s in (5, 7, 9)), "utf-8")
+    weights = load_file(cand / "model.safetensors")
+    old = json.loads((tiny / "card.json").read_text(encoding="utf-8")) | {"real_coref": {"real": {"chrf": 9.0}}}
+    (tiny / "card.json").write_text(json.dumps(old), encoding="utf-8")
+    (tiny / "README.md").write_text("the old model's page", encoding="utf-8")
+
+    m = _script("ship_run")
+    first = {"from_step": 0, "to_step": 3, "started": "2026-12-06T23:15:00Z"}
+    session = {"command": "python -m transformer train --preset tiny", "earlier_runs": [first]}
+    args = [str(cand), str(tiny), "--run", str(run), "--snapshots", "5", "--session", json.dumps(session)]
+    assert m.main(args) == 0
+    shipped = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
+    assert shipped["step"] == 7 and shipped["session_steps"] == [7] and "real_coref" not in shipped
+    entry = {"kept": True, "steps": [0, 7], "runs": [first, *runs], "command": session["command"]}
+    assert shipped["sessions"] == [entry]
+    half = load_file(tiny / "model.safetensors")
+    assert all(torch.equal(half[k], weights[k].half()) for k in weights if weights[k].is_floating_point())
+    assert [json.loads(r)["step"] for r in (tiny / "metrics.jsonl").read_text("utf-8").splitlines()] == [5, 7]
+    assert sorted(p.name for p in (tiny / "snapshots").iterdir()) == ["step-000005"]
+    assert not (tiny / "README.md").exists() and load_checkpoint(tiny).card["step"] == 7
+
+    with pytest.raises(SystemExit, match="add_session"):  # a continuation keeps its history
+        (cand / "card.json").write_text(json.dumps({**card, "init_from": {"name": "tiny"}}), encoding="utf-8")
+        m.main([str(cand), str(tiny)])
+    (cand / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    (tiny / "photo.jpg").write_bytes(b"a user's file")
+    from transformer.atomic import OverwriteError
+
+    with pytest.raises(OverwriteError, match="photo.jpg"):
+        m.main([str(cand), str(tiny), "--run", str(run)])
+    assert (tiny / "photo.jpg").read_bytes() == b"a user's file" and load_checkpoint(tiny).card["step"] == 7

@@ -11,7 +11,8 @@ holds nothing a checkpoint does not):
 - the candidate's weights rounded to float16 (every figure is measured on them afterwards), its config and
   tokenizer;
 - card.json: the candidate's, with one kept session whose ``runs`` are every start and stop the trainer recorded
-  (``earlier_runs`` in --session first: starts made before the trainer recorded them), ``session_steps``,
+  (``earlier_runs`` in --session first: starts made before the trainer recorded them) and whose device, minutes
+  and threads are theirs unless --session says otherwise, ``session_steps``,
   ``weights_dtype`` float16. No figure of the old model is carried over: the evaluation scripts' --write put each
   back, measured on the new weights;
 - metrics.jsonl: the run's rows up to the candidate's step;
@@ -56,7 +57,17 @@ def ship_run(candidate: Path, target: Path, run: Path, session: dict, snapshot_s
     rows = [json.loads(line) for line in (run / METRICS_FILE).read_text(encoding="utf-8").splitlines() if line]
     session = dict(session)
     runs = [*session.pop("earlier_runs", []), *(card.get("runs") or [])]
-    entry = {"kept": True, "steps": [0, step], "runs": runs, **session}
+    # what the app's training panel reads of a session (its device, minutes and threads), from the runs by default
+    devices = {r.get("device") for r in runs}
+    entry = {
+        "kept": True,
+        "steps": [0, step],
+        "device": devices.pop() if len(devices) == 1 else card.get("device"),
+        "minutes": round(sum(float(r.get("wall_s", 0)) for r in runs) / 60, 1),
+        "threads": card.get("threads"),
+        "runs": runs,
+        **session,
+    }
     new_card = {
         **card,
         "session_steps": [step],

@@ -280,7 +280,7 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
     shutil.copytree(cand, snapshot_dir(run, 2))
     shutil.copytree(cand, snapshot_dir(run, 5))
     card = json.loads((cand / "card.json").read_text(encoding="utf-8"))
-    runs = [{"from_step": 3, "to_step": 7, "started": "2026-12-07T02:00:00Z", "device": "cpu"}]
+    runs = [{"from_step": 3, "to_step": 7, "started": "2026-12-07T02:00:00Z", "device": "cpu", "wall_s": 90.0}]
     card = {k: v for k, v in card.items() if k in ("train_config", "vocabulary")} | {"step": 7, "runs": runs}
     (cand / "card.json").write_text(json.dumps(card), encoding="utf-8")
     (run / "metrics.jsonl").write_text("".join(f'{{"step": {s}, "loss": 1.0}}\n' for s in (5, 7, 9)), "utf-8")
@@ -290,14 +290,17 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
     (tiny / "README.md").write_text("the old model's page", encoding="utf-8")
 
     m = _script("ship_run")
-    first = {"from_step": 0, "to_step": 3, "started": "2026-12-06T23:15:00Z"}
+    first = {"from_step": 0, "to_step": 3, "started": "2026-12-06T23:15:00Z", "device": "cpu", "wall_s": 30.0}
     session = {"command": "python -m transformer train --preset tiny", "earlier_runs": [first]}
     args = [str(cand), str(tiny), "--run", str(run), "--snapshots", "5", "--session", json.dumps(session)]
     assert m.main(args) == 0
     shipped = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
     assert shipped["step"] == 7 and shipped["session_steps"] == [7] and "real_coref" not in shipped
     entry = {"kept": True, "steps": [0, 7], "runs": [first, *runs], "command": session["command"]}
-    assert shipped["sessions"] == [entry]
+    assert shipped["sessions"] == [entry | {"device": "cpu", "minutes": 2.0, "threads": None}]
+    from transformer.inspection.training_data import sessions_of
+
+    assert [(s.device, s.minutes, s.steps) for s in sessions_of(shipped)] == [("cpu", 2.0, 7)]
     half = load_file(tiny / "model.safetensors")
     assert all(torch.equal(half[k], weights[k].half()) for k in weights if weights[k].is_floating_point())
     assert [json.loads(r)["step"] for r in (tiny / "metrics.jsonl").read_text("utf-8").splitlines()] == [5, 7]

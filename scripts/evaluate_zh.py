@@ -23,9 +23,9 @@ the held-out probe sentences, does an encoder head's "it" row weigh the antecede
 pair the app's "trained on" card shows), "real_data" (what the run trained on, from data/zh/MANIFEST.json),
 "evaluation" (the encoder probe only), "reordering_examples" (held-out LibreOffice sentences it translates well,
 sentence chrF at least --min-chrf, whose alignment head's path reorders words, merged by the Chinese word rule),
-"everyday_examples" (held-out everyday sentences it translates well) and "source_lang" / "target_lang". With
---beam N, only "zh_eval_beam": the three sets under that search (at the α the card chose on its dev sentences,
-scripts/sweep_length_penalty.py), beside the greedy ones.
+"everyday_examples" (held-out Tatoeba, typed and everyday sentences it translates well) and "source_lang" /
+"target_lang". With --beam N, only "zh_eval_beam": the three sets under that search (at the α the card chose on
+its dev sentences, scripts/sweep_length_penalty.py), beside the greedy ones.
 """
 
 from __future__ import annotations
@@ -42,9 +42,6 @@ sys.path.insert(0, str(ROOT))
 
 GOALS = {"held_out_bleu": 25.0, "held_out_chrf": 30.0, "gimp_bleu": 15.0}
 PROBE_SENTENCES = 500
-# a Chinese sentence's chrF runs lower than a French one's for as good a translation (character n-grams of a
-# script with thousands of characters): the bar for "translated well" is lower than French's 60
-MIN_CHRF_ZH = 40.0
 # the corpora with dev pages (zh/ui and zh/objects are training only, zh/gimp is never trained on); en-zh's
 # sessions 1 and 2 were picked on the first four, session 3 (en-zh-manuals) on all six
 DEV_CORPORA = ("zh/libreoffice", "zh/everyday", "zh/gnome", "zh/apps", "zh/docs", "zh/guides")
@@ -67,17 +64,15 @@ def encoder_probe(model, tokenizer, n: int) -> dict:
 
 
 def everyday_examples(ckpt, limit: int | None, min_chrf: float, n: int = 4) -> list:
-    """The short held-out everyday sentences (zh/everyday dev and test: whole campaigns never trained on) this
-    model translates best (sentence chrF against the reference, then its confidence): the sidebar's ✓ examples,
-    chosen by computation (transformer.inspection.everyday_examples.pick)."""
+    """The short held-out sentences (Tatoeba's dev split, the typed sentences, whole everyday campaigns: none
+    trained on) this model translates best (sentence chrF against the reference, then its confidence): the
+    sidebar's ✓ examples, chosen by computation as scripts/everyday_examples.py chooses them."""
 
     from transformer.corpus.real import load_real
-    from transformer.inspection.everyday_examples import everyday_like, pick, score
+    from transformer.inspection.everyday_examples import held_out_pairs, pick, score, tatoeba_corpus
 
-    pairs = [(s, t) for split in ("dev", "test") for s, t in load_real(split, ("zh/everyday",)) if everyday_like(s)]
-    pairs = pairs[:limit]
-    rows = score(ckpt.model, ckpt.tokenizer, pairs)
-    return pick(rows, n, min_chrf)
+    rows = score(ckpt.model, ckpt.tokenizer, held_out_pairs("zh", ckpt.card)[:limit])
+    return pick(rows, n, min_chrf, prefer=frozenset(s for s, _ in load_real("dev", (tatoeba_corpus("zh"),))))
 
 
 def dev_by_corpus(corpora: list[str], hyps: list[str], refs: list[str]) -> dict:
@@ -99,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     from transformer.checkpoint import load_checkpoint, update_card
     from transformer.corpus.real import DATA_DIR, load_real
     from transformer.evaluate_real import score, translate
+    from transformer.inspection.everyday_examples import MIN_CHRF_ZH
     from transformer.inspection.languages import target_word_groups
     from transformer.inspection.reorder import find_reorderings
     from transformer.inspection.training_data import real_data_entry

@@ -1,9 +1,9 @@
 """Everyday example sentences for the sidebar, chosen by computation on held-out text (never by hand).
 
-``scripts/everyday_examples.py`` translates the short held-out sentences of the everyday corpus (whole Wesnoth
-campaigns and GCompris activities the model never saw) and of the sentences typed as a new user would
-(``transformer/corpus/typed.py``), scores each translation by sentence chrF against the
-reference, and keeps those :func:`pick` chooses; they go into the card as "everyday_examples", which
+``scripts/everyday_examples.py`` (and ``scripts/evaluate_zh.py --write``) translate the short sentences of
+:func:`held_out_pairs` (Tatoeba's dev split, the sentences typed as a new user would, the everyday corpus's whole
+Wesnoth campaigns and GCompris activities: none trained on), score each translation by sentence chrF against the
+reference, and keep those :func:`pick` chooses; they go into the card as "everyday_examples", which
 :func:`card_examples` reads back for the sidebar.
 """
 
@@ -17,6 +17,37 @@ from .confidence import confidence
 
 MIN_WORDS, MAX_WORDS = 4, 10
 MIN_CHRF = 60.0  # a translation this close to the reference (sentence chrF) counts as translated well
+# a Chinese sentence's chrF runs lower than a French one's for as good a translation (character n-grams of a
+# script with thousands of characters): the bar for "translated well" is lower than French's
+MIN_CHRF_ZH = 40.0
+
+
+def min_chrf(target: str) -> float:
+    """The sentence chrF at which a translation into target counts as translated well."""
+    return MIN_CHRF_ZH if target == "zh" else MIN_CHRF
+
+
+def tatoeba_corpus(target: str) -> str:
+    """The committed Tatoeba corpus with references in target: its dev split is where examples come from first."""
+    return "zh/tatoeba" if target == "zh" else "tatoeba"
+
+
+def held_out_pairs(target: str, card: dict | None = None) -> list[tuple[str, str]]:
+    """The everyday-like (English, reference) pairs held out of training, references in target ("fr" or "zh"):
+    Tatoeba's dev split, the typed sentences, the everyday corpus's dev and test campaigns; with a card, less any
+    English sentence its model trained on (a game's "Are you sure about this?" is a Tatoeba training sentence too)."""
+    from ..corpus.real import load_real
+    from ..corpus.typed import typed_pairs
+    from .roles import training_sources
+
+    everyday = "zh/everyday" if target == "zh" else "everyday"
+    pairs = (
+        load_real("dev", (tatoeba_corpus(target),))
+        + typed_pairs(target)
+        + [p for split in ("dev", "test") for p in load_real(split, (everyday,))]
+    )
+    trained = set(training_sources(card) or ()) if card is not None else set()
+    return [(s, t) for s, t in pairs if everyday_like(s) and s not in trained]
 
 
 @dataclass(frozen=True)
@@ -42,11 +73,13 @@ def everyday_like(text: str) -> bool:
     return all(not w[:1].isupper() or w.strip(".,!?;:'\"") in ("I", "I'm", "I'll", "I've", "I'd") for w in words[1:])
 
 
-def pick(rows: list[Scored], n: int = 4, min_chrf: float = MIN_CHRF) -> list[Scored]:
-    """The n best-translated everyday-like sentences (chrF at least min_chrf; higher chrF, then higher confidence,
-    then shorter first), no two sharing their first two words."""
+def pick(
+    rows: list[Scored], n: int = 4, min_chrf: float = MIN_CHRF, prefer: frozenset[str] = frozenset()
+) -> list[Scored]:
+    """The n best-translated everyday-like sentences (chrF at least min_chrf; those in prefer first, then higher
+    chrF, then higher confidence, then shorter), no two sharing their first two words."""
     good = [r for r in rows if everyday_like(r.source) and r.chrf >= min_chrf]
-    good.sort(key=lambda r: (-r.chrf, -r.mean_log_prob, len(r.source), r.source))
+    good.sort(key=lambda r: (r.source not in prefer, -r.chrf, -r.mean_log_prob, len(r.source), r.source))
     out, starts = [], set()
     for r in good:
         start = " ".join(r.source.lower().split()[:2])

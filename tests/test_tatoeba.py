@@ -121,6 +121,10 @@ def test_the_tatoeba_presets_train_on_tatoeba_and_never_on_a_test_set():
             assert corpus in preset.real_data and preset.init_from is None  # from scratch
             assert not [n for n in preset.real_data if n.endswith(("public_tests", "gimp"))]
     assert PRESETS["en-fr-tatoeba"].vocab_size == 12000 and PRESETS["en-fr-tatoeba-gpu"].batch_tokens == 24000
+    coref, run = PRESETS["en-fr-tatoeba-coref"], PRESETS["en-fr-tatoeba"]  # the run continued, coreference weighed up
+    assert coref.init_from == "checkpoints/en-fr-tatoeba/last" and coref.real_data == run.real_data
+    assert coref.real_repeat == run.real_repeat and coref.corpus.n_examples == 4 * run.corpus.n_examples
+    assert coref.corpus.variant_share == run.corpus.variant_share and coref.align_pronoun == run.align_pronoun
 
 
 @pytest.mark.slow

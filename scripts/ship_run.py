@@ -2,6 +2,8 @@
 
     python3 scripts/ship_run.py RUN/average/step-010000 checkpoints/en-fr --run RUN --snapshots 1000 4000 \
         --session '{"date": "2026-12-07", "machine": "...", "why": "...", "earlier_runs": [...]}'
+    python3 scripts/ship_run.py RUN2/averaged checkpoints/en-fr --run RUN2 --session '{...}' \
+        --after RUN/last --after-run RUN --after-session '{...}' --snapshots 1000 4000   # RUN2 continued RUN
 
 scripts/add_session.py continues a shipped checkpoint's history; a run that started from nothing (issue 61's
 en-fr-tatoeba) has none to continue, so the checkpoint becomes the candidate's alone, written by the one folder
@@ -10,14 +12,15 @@ holds nothing a checkpoint does not):
 
 - the candidate's weights rounded to float16 (every figure is measured on them afterwards), its config and
   tokenizer;
-- card.json: the candidate's, with one kept session whose ``runs`` are every start and stop the trainer recorded
-  (``earlier_runs`` in --session first: starts made before the trainer recorded them) and whose device, minutes
-  and threads are theirs unless --session says otherwise, ``session_steps``,
-  ``weights_dtype`` float16. No figure of the old model is carried over: the evaluation scripts' --write put each
-  back, measured on the new weights;
-- metrics.jsonl: the run's rows up to the candidate's step;
-- snapshots/: the run's snapshots at the steps --snapshots names (float16 already; few, as a clone carries every
-  one ever committed);
+- card.json: the candidate's, with a kept session for each run (the from-scratch run, then, with --after, the run
+  that continued it: its card's init_from names that checkpoint and step; the steps count on, init_from is
+  dropped), whose ``runs`` are every start and stop the trainer recorded (``earlier_runs`` in --session first:
+  starts made before the trainer recorded them) and whose device, minutes and threads are theirs unless --session
+  says otherwise, ``session_steps``, ``weights_dtype`` float16. No figure of the old model is carried over: the
+  evaluation scripts' --write put each back, measured on the new weights;
+- metrics.jsonl: each run's rows up to its checkpoint's step, counted on (a continuation's marked "session": 2);
+- snapshots/: the from-scratch run's snapshots at the steps --snapshots names (float16 already; few, as a clone
+  carries every one ever committed);
 - README.md is the model's own page and is written after (nothing of the old one is kept).
 
 CANDIDATE is the run's last/, one of its average/step-NNNNNN or an average written from them (``python -m
@@ -30,13 +33,43 @@ import argparse
 import json
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def ship_run(candidate: Path, target: Path, run: Path, session: dict, snapshot_steps: list[int]) -> dict:
+@dataclass
+class Stage:
+    """One run of the model's making: the checkpoint it ended in (last/, average/step-N or an average of them),
+    its run folder (metrics, snapshots) and what --session says of it."""
+
+    checkpoint: Path
+    run: Path
+    session: dict
+
+
+def _session(card: dict, session: dict, steps: list[int]) -> dict:
+    """A kept session: every start and stop its trainer recorded (``earlier_runs`` first), and what the app's
+    training panel reads of it (device, minutes, threads), from the runs unless the session says otherwise."""
+    session = dict(session)
+    runs = [*session.pop("earlier_runs", []), *(card.get("runs") or [])]
+    devices = {r.get("device") for r in runs}
+    return {
+        "kept": True,
+        "steps": steps,
+        "device": devices.pop() if len(devices) == 1 else card.get("device"),
+        "minutes": round(sum(float(r.get("wall_s", 0)) for r in runs) / 60, 1),
+        "threads": card.get("threads"),
+        "runs": runs,
+        **session,
+    }
+
+
+def ship_run(stages: list[Stage], target: Path, snapshot_steps: list[int]) -> dict:
+    """stages: the run from nothing first, then each run that continued the one before (its card's init_from
+    naming that checkpoint and its step). The last stage's weights become target's."""
     import torch
     from safetensors.torch import load_file, save_file
 
@@ -44,48 +77,56 @@ def ship_run(candidate: Path, target: Path, run: Path, session: dict, snapshot_s
     from transformer.checkpoint import _write_json, read_json
     from transformer.layout import CARD_FILE, CONFIG_FILE, METRICS_FILE, MODEL_FILE, snapshot_dir, tokenizer_files
 
-    card = read_json(candidate / CARD_FILE)
-    if card.get("init_from"):
-        raise SystemExit(f"{candidate} continued {card['init_from'].get('name')}: use scripts/add_session.py")
-    names = tokenizer_files(candidate)
+    cards = [read_json(st.checkpoint / CARD_FILE) for st in stages]
+    if cards[0].get("init_from"):
+        raise SystemExit(
+            f"{stages[0].checkpoint} continued {cards[0]['init_from'].get('name')}: a shipped "
+            "checkpoint's next session is scripts/add_session.py's"
+        )
+    for before, after, card in zip(stages, stages[1:], cards[1:]):
+        start, prev = card.get("init_from") or {}, read_json(before.checkpoint / CARD_FILE)
+        here = Path(str(start.get("path", "")))
+        if not here.exists() or here.resolve() != before.checkpoint.resolve() or start.get("step") != prev["step"]:
+            raise SystemExit(f"{after.checkpoint} did not continue {before.checkpoint} (its init_from: {start})")
+    last = stages[-1].checkpoint
+    names = tokenizer_files(last)
     if names is None:
-        raise SystemExit(f"{candidate} is not a checkpoint (no tokenizer)")
-    step = int(card["step"])
-    missing = [s for s in snapshot_steps if not snapshot_dir(run, s).is_dir()]
+        raise SystemExit(f"{last} is not a checkpoint (no tokenizer)")
+    for st in stages[1:]:
+        if any((st.checkpoint / n).read_bytes() != (stages[0].checkpoint / n).read_bytes() for n in names):
+            raise SystemExit(f"{st.checkpoint}'s tokenizer is not {stages[0].checkpoint}'s")
+    missing = [s for s in snapshot_steps if not snapshot_dir(stages[0].run, s).is_dir()]
     if missing:
-        raise SystemExit(f"{run} has no snapshot at step(s) {missing}")
-    rows = [json.loads(line) for line in (run / METRICS_FILE).read_text(encoding="utf-8").splitlines() if line]
-    session = dict(session)
-    runs = [*session.pop("earlier_runs", []), *(card.get("runs") or [])]
-    # what the app's training panel reads of a session (its device, minutes and threads), from the runs by default
-    devices = {r.get("device") for r in runs}
-    entry = {
-        "kept": True,
-        "steps": [0, step],
-        "device": devices.pop() if len(devices) == 1 else card.get("device"),
-        "minutes": round(sum(float(r.get("wall_s", 0)) for r in runs) / 60, 1),
-        "threads": card.get("threads"),
-        "runs": runs,
-        **session,
-    }
+        raise SystemExit(f"{stages[0].run} has no snapshot at step(s) {missing}")
+    offset, sessions, rows = 0, [], []
+    for n, (st, card) in enumerate(zip(stages, cards), 1):
+        step = int(card["step"])
+        sessions.append(_session(card, st.session, [offset, offset + step]))
+        for line in (st.run / METRICS_FILE).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line else {}
+            if row and row.get("step", 0) <= step:
+                rows.append({**row, "step": offset + row.get("step", 0), **({"session": n} if n > 1 else {})})
+        offset += step
     new_card = {
-        **card,
-        "session_steps": [step],
-        "sessions": [entry],
+        **cards[-1],
+        "step": offset,
+        "session_steps": [int(c["step"]) for c in cards],
+        "sessions": sessions,
         "weights_dtype": "float16",
-        **({"command": session["command"]} if "command" in session else {}),
+        **({"command": stages[-1].session["command"]} if "command" in stages[-1].session else {}),
     }
-    state = load_file(candidate / MODEL_FILE)  # read before anything is written
+    new_card.pop("init_from", None)  # the chain is the sessions': it starts from nothing
+    state = load_file(last / MODEL_FILE)  # read before anything is written
 
     def fill(tmp: Path) -> None:
         save_file({k: v.to(torch.float16) if v.is_floating_point() else v for k, v in state.items()}, tmp / MODEL_FILE)
         for name in (CONFIG_FILE, *names):
-            shutil.copyfile(candidate / name, tmp / name)
+            shutil.copyfile(last / name, tmp / name)
         _write_json(tmp / CARD_FILE, new_card)
         with (tmp / METRICS_FILE).open("w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps(r) + "\n" for r in rows if r.get("step", 0) <= step)
+            fh.writelines(json.dumps(r) + "\n" for r in rows)
         for s in snapshot_steps:
-            shutil.copytree(snapshot_dir(run, s), snapshot_dir(tmp, s))
+            shutil.copytree(snapshot_dir(stages[0].run, s), snapshot_dir(tmp, s))
 
     write_folder(target, fill, overwrite=True, recognise=is_our_checkpoint, what="a checkpoint")
     return new_card
@@ -96,13 +137,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("candidate", type=Path)
     ap.add_argument("checkpoint", type=Path)
     ap.add_argument("--run", type=Path, help="the run folder (its metrics and snapshots); default: CANDIDATE")
-    ap.add_argument("--snapshots", type=int, nargs="*", default=[], help="the run's snapshot steps to ship")
+    ap.add_argument("--snapshots", type=int, nargs="*", default=[], help="the first run's snapshot steps to ship")
     ap.add_argument("--session", default="{}", help="JSON: command, date, device, machine, why, earlier_runs")
+    ap.add_argument("--after", type=Path, help="the from-scratch run's checkpoint that CANDIDATE continued")
+    ap.add_argument("--after-run", type=Path, help="its run folder (default: --after)")
+    ap.add_argument("--after-session", default="{}", help="JSON: what --session says, of that run")
     args = ap.parse_args(argv)
-    card = ship_run(
-        args.candidate, args.checkpoint, args.run or args.candidate, json.loads(args.session), args.snapshots
-    )
-    print(f"{args.checkpoint}: a new model at step {card['step']}, snapshots {args.snapshots}, from {args.candidate}")
+    stages = [Stage(args.candidate, args.run or args.candidate, json.loads(args.session))]
+    if args.after:
+        stages.insert(0, Stage(args.after, args.after_run or args.after, json.loads(args.after_session)))
+    card = ship_run(stages, args.checkpoint, args.snapshots)
+    print(f"{args.checkpoint}: a new model at step {card['step']} ({card['session_steps']}), from {args.candidate}")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import sys
 
 import pytest
 from conftest import ROOT
@@ -15,6 +16,7 @@ from transformer.layout import SHIPPED_ROOT
 def _script(name: str):
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a script's dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -263,27 +265,41 @@ def test_add_session_reads_the_trainers_averaged_curves_from_its_run_and_writes_
     assert (untouched / "metrics.jsonl").read_text(encoding="utf-8") == (target / "metrics.jsonl").read_text("utf-8")
 
 
+def _a_run(root, tiny, step: int, runs: list, init_from: dict | None = None):
+    """A run folder as the trainer leaves it: its kept weights at step, its metrics (one row past step), snapshots."""
+    import json
+
+    from transformer.layout import snapshot_dir
+
+    cand = root / "average" / f"step-{step:06d}"
+    shutil.copytree(tiny, cand, ignore=shutil.ignore_patterns("metrics.jsonl", "*.md"))
+    for s in (2, 5):
+        shutil.copytree(cand, snapshot_dir(root, s))
+    card = json.loads((cand / "card.json").read_text(encoding="utf-8"))
+    card = {k: v for k, v in card.items() if k in ("train_config", "vocabulary")} | {"step": step, "runs": runs}
+    if init_from:
+        card["init_from"] = init_from
+    (cand / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    rows = "".join(f'{{"step": {s}, "loss": 1.0}}\n' for s in (step - 2, step, step + 2))
+    (root / "metrics.jsonl").write_text(rows, encoding="utf-8")
+    return cand, card
+
+
 def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file(tiny, tmp_path):
-    """A run from nothing replaces the checkpoint: float16 weights, one kept session holding every start and stop
+    """A run from nothing replaces the checkpoint: float16 weights, a kept session holding every start and stop
     (the earlier ones first), its curves up to the candidate's step, the snapshots named; nothing of the old card.
-    A continuation is refused, and so is a checkpoint folder holding a user's file (left as it was)."""
+    A run that continued it becomes the second session, its steps counted on. A continuation of a shipped model is
+    refused, and so is a checkpoint folder holding a user's file (left as it was)."""
     import json
 
     import torch
     from safetensors.torch import load_file
 
-    from transformer.layout import snapshot_dir
+    from transformer.inspection.training_data import sessions_of
 
     run = tmp_path / "run"
-    cand = run / "average" / "step-000007"
-    shutil.copytree(tiny, cand, ignore=shutil.ignore_patterns("metrics.jsonl", "*.md"))
-    shutil.copytree(cand, snapshot_dir(run, 2))
-    shutil.copytree(cand, snapshot_dir(run, 5))
-    card = json.loads((cand / "card.json").read_text(encoding="utf-8"))
     runs = [{"from_step": 3, "to_step": 7, "started": "2026-12-07T02:00:00Z", "device": "cpu", "wall_s": 90.0}]
-    card = {k: v for k, v in card.items() if k in ("train_config", "vocabulary")} | {"step": 7, "runs": runs}
-    (cand / "card.json").write_text(json.dumps(card), encoding="utf-8")
-    (run / "metrics.jsonl").write_text("".join(f'{{"step": {s}, "loss": 1.0}}\n' for s in (5, 7, 9)), "utf-8")
+    cand, card = _a_run(run, tiny, 7, runs)
     weights = load_file(cand / "model.safetensors")
     old = json.loads((tiny / "card.json").read_text(encoding="utf-8")) | {"real_coref": {"real": {"chrf": 9.0}}}
     (tiny / "card.json").write_text(json.dumps(old), encoding="utf-8")
@@ -298,8 +314,6 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
     assert shipped["step"] == 7 and shipped["session_steps"] == [7] and "real_coref" not in shipped
     entry = {"kept": True, "steps": [0, 7], "runs": [first, *runs], "command": session["command"]}
     assert shipped["sessions"] == [entry | {"device": "cpu", "minutes": 2.0, "threads": None}]
-    from transformer.inspection.training_data import sessions_of
-
     assert [(s.device, s.minutes, s.steps) for s in sessions_of(shipped)] == [("cpu", 2.0, 7)]
     half = load_file(tiny / "model.safetensors")
     assert all(torch.equal(half[k], weights[k].half()) for k in weights if weights[k].is_floating_point())
@@ -307,7 +321,21 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
     assert sorted(p.name for p in (tiny / "snapshots").iterdir()) == ["step-000005"]
     assert not (tiny / "README.md").exists() and load_checkpoint(tiny).card["step"] == 7
 
-    with pytest.raises(SystemExit, match="add_session"):  # a continuation keeps its history
+    # a run that continued the first (init_from its kept weights) is the second session
+    more = [{"from_step": 0, "to_step": 4, "device": "cpu", "wall_s": 60.0}]
+    cand2, _ = _a_run(tmp_path / "run2", tiny, 4, more, {"name": cand.name, "path": str(cand), "step": 7})
+    args2 = [str(cand2), str(tiny), "--run", str(tmp_path / "run2"), "--after", str(cand), "--after-run", str(run)]
+    assert m.main([*args2, "--snapshots", "2", "5"]) == 0
+    shipped = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
+    assert shipped["step"] == 11 and shipped["session_steps"] == [7, 4] and "init_from" not in shipped
+    assert [s["steps"] for s in shipped["sessions"]] == [[0, 7], [7, 11]] and shipped["sessions"][1]["runs"] == more
+    rows = [json.loads(r) for r in (tiny / "metrics.jsonl").read_text("utf-8").splitlines()]
+    assert [(r["step"], r.get("session")) for r in rows] == [(5, None), (7, None), (9, 2), (11, 2)]
+    assert sorted(p.name for p in (tiny / "snapshots").iterdir()) == ["step-000002", "step-000005"]
+    with pytest.raises(SystemExit, match="did not continue"):  # the wrong first run
+        m.main([str(cand2), str(tiny), "--run", str(tmp_path / "run2"), "--after", str(tiny)])
+
+    with pytest.raises(SystemExit, match="add_session"):  # a shipped model's next session keeps its history
         (cand / "card.json").write_text(json.dumps({**card, "init_from": {"name": "tiny"}}), encoding="utf-8")
         m.main([str(cand), str(tiny)])
     (cand / "card.json").write_text(json.dumps(card), encoding="utf-8")
@@ -316,4 +344,4 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
 
     with pytest.raises(OverwriteError, match="photo.jpg"):
         m.main([str(cand), str(tiny), "--run", str(run)])
-    assert (tiny / "photo.jpg").read_bytes() == b"a user's file" and load_checkpoint(tiny).card["step"] == 7
+    assert (tiny / "photo.jpg").read_bytes() == b"a user's file" and load_checkpoint(tiny).card["step"] == 11

@@ -3,7 +3,7 @@
     python3 scripts/ship_run.py RUN/average/step-010000 checkpoints/en-fr --run RUN --snapshots 1000 4000 \
         --session '{"date": "2026-12-07", "machine": "...", "why": "...", "earlier_runs": [...]}'
     python3 scripts/ship_run.py RUN2/averaged checkpoints/en-fr --run RUN2 --session '{...}' \
-        --after RUN/last --after-run RUN --after-session '{...}' --snapshots 1000 4000   # RUN2 continued RUN
+        --after RUN/last RUN '{...}' --snapshots 1000 4000                     # RUN2 continued RUN
 
 scripts/add_session.py continues a shipped checkpoint's history; a run that started from nothing (issue 61's
 en-fr-tatoeba) has none to continue, so the checkpoint becomes the candidate's alone, written by the one folder
@@ -12,13 +12,14 @@ holds nothing a checkpoint does not):
 
 - the candidate's weights rounded to float16 (every figure is measured on them afterwards), its config and
   tokenizer;
-- card.json: the candidate's, with a kept session for each run (the from-scratch run, then, with --after, the run
-  that continued it: its card's init_from names that checkpoint and step; the steps count on, init_from is
-  dropped), whose ``runs`` are every start and stop the trainer recorded (``earlier_runs`` in --session first:
-  starts made before the trainer recorded them) and whose device, minutes and threads are theirs unless --session
-  says otherwise, ``session_steps``, ``weights_dtype`` float16. No figure of the old model is carried over: the
-  evaluation scripts' --write put each back, measured on the new weights;
-- metrics.jsonl: each run's rows up to its checkpoint's step, counted on (a continuation's marked "session": 2);
+- card.json: the candidate's, with a kept session for each run (the from-scratch run, then each run that continued
+  the one before, --after naming them in order: each card's init_from names the checkpoint before and its step;
+  the steps count on, init_from is dropped), whose ``runs`` are every start and stop the trainer recorded
+  (``earlier_runs`` in a session's JSON first: starts made before the trainer recorded them) and whose device,
+  minutes and threads are theirs unless the session says otherwise; ``session_steps``; ``weights_dtype`` float16.
+  No figure of the old model is carried over: the evaluation scripts' --write put each back, measured on the new
+  weights;
+- metrics.jsonl: each run's rows up to its checkpoint's step, counted on (a continuation's marked "session": n);
 - snapshots/: the from-scratch run's snapshots at the steps --snapshots names (float16 already; few, as a clone
   carries every one ever committed);
 - README.md is the model's own page and is written after (nothing of the old one is kept).
@@ -139,13 +140,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", type=Path, help="the run folder (its metrics and snapshots); default: CANDIDATE")
     ap.add_argument("--snapshots", type=int, nargs="*", default=[], help="the first run's snapshot steps to ship")
     ap.add_argument("--session", default="{}", help="JSON: command, date, device, machine, why, earlier_runs")
-    ap.add_argument("--after", type=Path, help="the from-scratch run's checkpoint that CANDIDATE continued")
-    ap.add_argument("--after-run", type=Path, help="its run folder (default: --after)")
-    ap.add_argument("--after-session", default="{}", help="JSON: what --session says, of that run")
+    ap.add_argument(
+        "--after",
+        nargs=3,
+        action="append",
+        default=[],
+        metavar=("CHECKPOINT", "RUN", "SESSION"),
+        help="a run CANDIDATE's chain went through, the from-scratch one first (repeat it for each): the checkpoint "
+        "it ended in, its run folder, what --session says of it",
+    )
     args = ap.parse_args(argv)
-    stages = [Stage(args.candidate, args.run or args.candidate, json.loads(args.session))]
-    if args.after:
-        stages.insert(0, Stage(args.after, args.after_run or args.after, json.loads(args.after_session)))
+    stages = [Stage(Path(c), Path(r), json.loads(j)) for c, r, j in args.after]
+    stages.append(Stage(args.candidate, args.run or args.candidate, json.loads(args.session)))
     card = ship_run(stages, args.checkpoint, args.snapshots)
     print(f"{args.checkpoint}: a new model at step {card['step']} ({card['session_steps']}), from {args.candidate}")
     return 0

@@ -324,7 +324,7 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
     # a run that continued the first (init_from its kept weights) is the second session
     more = [{"from_step": 0, "to_step": 4, "device": "cpu", "wall_s": 60.0}]
     cand2, _ = _a_run(tmp_path / "run2", tiny, 4, more, {"name": cand.name, "path": str(cand), "step": 7})
-    args2 = [str(cand2), str(tiny), "--run", str(tmp_path / "run2"), "--after", str(cand), "--after-run", str(run)]
+    args2 = [str(cand2), str(tiny), "--run", str(tmp_path / "run2"), "--after", str(cand), str(run), "{}"]
     assert m.main([*args2, "--snapshots", "2", "5"]) == 0
     shipped = json.loads((tiny / "card.json").read_text(encoding="utf-8"))
     assert shipped["step"] == 11 and shipped["session_steps"] == [7, 4] and "init_from" not in shipped
@@ -333,7 +333,7 @@ def test_ship_run_makes_a_from_scratch_run_the_checkpoint_and_keeps_a_users_file
     assert [(r["step"], r.get("session")) for r in rows] == [(5, None), (7, None), (9, 2), (11, 2)]
     assert sorted(p.name for p in (tiny / "snapshots").iterdir()) == ["step-000002", "step-000005"]
     with pytest.raises(SystemExit, match="did not continue"):  # the wrong first run
-        m.main([str(cand2), str(tiny), "--run", str(tmp_path / "run2"), "--after", str(tiny)])
+        m.main([str(cand2), str(tiny), "--run", str(tmp_path / "run2"), "--after", str(tiny), str(tiny), "{}"])
 
     with pytest.raises(SystemExit, match="add_session"):  # a shipped model's next session keeps its history
         (cand / "card.json").write_text(json.dumps({**card, "init_from": {"name": "tiny"}}), encoding="utf-8")

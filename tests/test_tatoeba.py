@@ -125,6 +125,9 @@ def test_the_tatoeba_presets_train_on_tatoeba_and_never_on_a_test_set():
     assert coref.init_from == "checkpoints/en-fr-tatoeba/last" and coref.real_data == run.real_data
     assert coref.real_repeat == run.real_repeat and coref.corpus.n_examples == 4 * run.corpus.n_examples
     assert coref.corpus.variant_share == run.corpus.variant_share and coref.align_pronoun == run.align_pronoun
+    first = PRESETS["en-fr-tatoeba-coref-first"]  # from nothing, the stage's share from its first step
+    assert first.init_from is None and first.corpus == coref.corpus and first.vocab_size == run.vocab_size
+    assert (first.real_data, first.real_repeat, first.steps) == (run.real_data, run.real_repeat, run.steps)
     again = PRESETS["en-fr-tatoeba-coref-2"]  # its final weights continued, at twice its share again
     assert (
         again.init_from == "checkpoints/en-fr-tatoeba-coref" and again.corpus.n_examples == 2 * coref.corpus.n_examples

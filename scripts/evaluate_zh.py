@@ -67,12 +67,9 @@ def everyday_examples(ckpt, limit: int | None, min_chrf: float, n: int = 4) -> l
     """The short held-out sentences (Tatoeba's dev split, the typed sentences, whole everyday campaigns: none
     trained on) this model translates best (sentence chrF against the reference, then its confidence): the
     sidebar's ✓ examples, chosen by computation as scripts/everyday_examples.py chooses them."""
+    from transformer.inspection.everyday_examples import choose
 
-    from transformer.corpus.real import load_real
-    from transformer.inspection.everyday_examples import held_out_pairs, pick, score, tatoeba_corpus
-
-    rows = score(ckpt.model, ckpt.tokenizer, held_out_pairs("zh", ckpt.card)[:limit])
-    return pick(rows, n, min_chrf, prefer=frozenset(s for s, _ in load_real("dev", (tatoeba_corpus("zh"),))))
+    return choose(ckpt.model, ckpt.tokenizer, "zh", ckpt.card, n, min_chrf, limit)[1]
 
 
 def dev_by_corpus(corpora: list[str], hyps: list[str], refs: list[str]) -> dict:

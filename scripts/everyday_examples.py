@@ -27,8 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from transformer.checkpoint import load_checkpoint, update_card
-    from transformer.corpus.real import load_real
-    from transformer.inspection.everyday_examples import held_out_pairs, min_chrf, pick, score, tatoeba_corpus
+    from transformer.inspection.everyday_examples import choose, min_chrf
     from transformer.provenance import target_language
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -41,11 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ckpt = load_checkpoint(args.checkpoint)
     target = target_language(ckpt.card) or "fr"
     least = min_chrf(target) if args.min_chrf is None else args.min_chrf
-    pairs = held_out_pairs(target, ckpt.card)
-    rows = score(ckpt.model, ckpt.tokenizer, pairs)
-    tatoeba = frozenset(s for s, _ in load_real("dev", (tatoeba_corpus(target),)))
-    chosen = pick(rows, args.n, least, prefer=tatoeba)
-    print(f"{len(pairs)} candidates, {sum(r.chrf >= least for r in rows)} with chrF >= {least}")
+    rows, chosen = choose(ckpt.model, ckpt.tokenizer, target, ckpt.card, args.n, least)
+    print(f"{len(rows)} candidates, {sum(r.chrf >= least for r in rows)} with chrF >= {least}")
     print(json.dumps([r.to_dict() for r in chosen], indent=1, ensure_ascii=False))
     if args.write:
         update_card(args.checkpoint, {"everyday_examples": [r.to_dict() for r in chosen]})

@@ -84,8 +84,8 @@ def ship_run(stages: list[Stage], target: Path, snapshot_steps: list[int]) -> di
             f"{stages[0].checkpoint} continued {cards[0]['init_from'].get('name')}: a shipped "
             "checkpoint's next session is scripts/add_session.py's"
         )
-    for before, after, card in zip(stages, stages[1:], cards[1:]):
-        start, prev = card.get("init_from") or {}, read_json(before.checkpoint / CARD_FILE)
+    for before, after, prev, card in zip(stages, stages[1:], cards, cards[1:]):
+        start = card.get("init_from") or {}
         here = Path(str(start.get("path", "")))
         if not here.exists() or here.resolve() != before.checkpoint.resolve() or start.get("step") != prev["step"]:
             raise SystemExit(f"{after.checkpoint} did not continue {before.checkpoint} (its init_from: {start})")

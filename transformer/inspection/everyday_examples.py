@@ -107,6 +107,16 @@ def score(model, tokenizer, pairs: list[tuple[str, str]], batch: int = 16) -> li
     return rows
 
 
+def choose(model, tokenizer, target: str, card: dict | None, n: int, least: float, limit: int | None = None):
+    """The sidebar's examples for a model translating into target: every pair of held_out_pairs (the first limit)
+    scored, and the n that pick chooses, Tatoeba's held-out sentences first (issue 61). Returns (rows, chosen)."""
+    from ..corpus.real import load_real
+
+    rows = score(model, tokenizer, held_out_pairs(target, card)[:limit])
+    tatoeba = frozenset(s for s, _ in load_real("dev", (tatoeba_corpus(target),)))
+    return rows, pick(rows, n, least, prefer=tatoeba)
+
+
 def card_examples(card: dict, n: int = 4) -> list[str]:
     """The English sentences of a card's "everyday_examples" (scripts/everyday_examples.py --write), read
     defensively: at most n, each a short non-empty string."""

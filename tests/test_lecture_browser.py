@@ -16,6 +16,7 @@ from browser import launch  # noqa: E402
 from browser import server as streamlit_server  # noqa: E402
 
 from pages._ui.i18n import Translator
+from transformer.checkpoint import load_checkpoint
 from transformer.layout import DEFAULT_CHECKPOINT
 
 EN = Translator("en")
@@ -53,11 +54,14 @@ def test_a_class_joins_follows_breaks_away_rejoins_answers_and_survives_the_teac
             students.append(typed)
             expect(teacher.locator(".st-key-lecture_count")).to_contain_text("3", timeout=30_000)
 
-            # the teacher picks another layer: every screen follows, without a reload
-            row = bl.change(teacher, students, os.getpid(), bl.pick_layer, 1)
+            # the teacher picks another layer than the one the page opens on (the default's probe head's): every
+            # screen follows, without a reload
+            opened = load_checkpoint(DEFAULT_CHECKPOINT).card["real_coref"]["best_heads"]["encoder/pronoun"]["layer"]
+            other = 1 if opened != 1 else 0
+            row = bl.change(teacher, students, os.getpid(), bl.pick_layer, other)
             assert row["max_s"] < 60
             for page in students:
-                expect(page.get_by_label(EN("common.layer")).first).to_have_value("1")
+                expect(page.get_by_label(EN("common.layer")).first).to_have_value(str(other))
 
             # one student explores alone: the next change leaves them where they are; rejoining catches up
             alone = students[0]
@@ -78,7 +82,7 @@ def test_a_class_joins_follows_breaks_away_rejoins_answers_and_survives_the_teac
             expect(teacher.locator(".st-key-lecture_code_shown")).to_contain_text(code, timeout=120_000)
             assert "teacher=" not in teacher.url
             teacher.get_by_role("tab", name=EN("explorer.tab.overview"), exact=True).click()
-            bl.change(teacher, students, os.getpid(), bl.pick_layer, 0)
+            bl.change(teacher, students, os.getpid(), bl.pick_layer, opened)  # back from `other`
 
             # the lecture ends: every student explores on their own again
             teacher.get_by_role("button", name=EN("lecture.end")).click()

@@ -109,18 +109,12 @@ def test_every_shipped_real_text_checkpoint_shows_what_it_was_trained_on(monkeyp
             assert EN("realdata.scores_everyday", greedy=f"{greedy:.1f}", beam=f"{beam:.1f}") in body
 
 
-def _where(s, tr) -> str:
-    """A kept session as the card's caption says it: on the GPU, or on the CPU with its threads."""
-    if s.device == "cuda":
-        return tr("realdata.on_gpu", minutes=s.minutes)
-    return tr("realdata.on_cpu", minutes=s.minutes, threads=s.threads)
-
-
 def test_the_chinese_model_shows_its_bleu_on_text_it_never_saw(monkeypatch):
     """en-zh's short card gives the BLEU its goals are set in (evaluate_zh.py's figures), greedy and beam, where
     each of its kept sessions ran (GPU, or CPU and threads) and, when its weights are an average, the steps they
     average; in the Chinese interface too."""
     from pages._ui.i18n import Translator
+    from pages._ui.sentence import _session as where
     from transformer.inspection.training_data import training_summary
 
     ZH = Translator("zh")
@@ -139,7 +133,7 @@ def test_the_chinese_model_shows_its_bleu_on_text_it_never_saw(monkeypatch):
         assert tr("zh.scores_everyday", **every) in body
         captions = " ".join(c.value for c in at.caption)
         sessions = training_summary(card).sessions
-        assert sessions and all(_where(s, tr) in captions for s in sessions)  # each kept session, where it ran
+        assert sessions and all(where(s, tr) in captions for s in sessions)  # each kept session, where it ran
         # Debian versions with "~" (debian-edu-doc-en 2.12.23~deb12u1) are shown as written, not as strikethrough
         tilde = [f"{p} {v}" for d in card["real_data"].values() for p, v in d.get("packages", {}).items() if "~" in v]
         assert tilde and all(t.replace("~", "\\~") in body for t in tilde if "debian-edu-doc" in t), tilde

@@ -20,6 +20,11 @@ from browser import server as streamlit_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 HEATMAP = ".attn-heatmap[data-drawn]"
+# A drawn heatmap whose query labels (the target pieces) hold Chinese characters
+CHINESE_MAP = (
+    "() => [...document.querySelectorAll('.attn-heatmap[data-drawn]')].some(el => el.__chart &&"
+    " el.__chart.data[0].y.some(s => /[\\u4e00-\\u9fff]/.test(s)))"
+)
 # Two different CJK characters drawn in the heatmap's own font: a missing glyph draws both as the same box
 SAME_GLYPH = """el => {
   const font = getComputedStyle(el).fontFamily || 'sans-serif';
@@ -59,11 +64,7 @@ def test_a_heatmap_with_chinese_query_labels_draws_real_glyphs_and_exports_a_png
         page = browser.new_page(viewport={"width": 1500, "height": 1100}, accept_downloads=True)
         page.goto(f"{zh_server}/?ckpt=tiny-en-zh&text=the+book+is+on+the+table.", wait_until="domcontentloaded")
         expect(page.locator(HEATMAP).first).to_be_visible(timeout=90_000)
-        page.wait_for_function(
-            "() => [...document.querySelectorAll('.attn-heatmap[data-drawn]')].some(el => el.__chart &&"
-            " el.__chart.data[0].y.some(s => /[\\u4e00-\\u9fff]/.test(s)))",
-            timeout=90_000,
-        )
+        page.wait_for_function(CHINESE_MAP, timeout=90_000)
         maps = page.locator(HEATMAP)
         chinese = None
         for i in range(maps.count()):
@@ -116,11 +117,7 @@ def test_every_page_renders_on_an_en_zh_model_in_both_interface_languages(zh_ser
                 timeout=90_000,
             )
             if ckpt == "en-zh" and url_path == "explorer":  # the shipped model's own translation, in Chinese
-                page.wait_for_function(
-                    "() => [...document.querySelectorAll('.attn-heatmap[data-drawn]')].some(el => el.__chart &&"
-                    " el.__chart.data[0].y.some(s => /[\\u4e00-\\u9fff]/.test(s)))",
-                    timeout=90_000,
-                )
+                page.wait_for_function(CHINESE_MAP, timeout=90_000)
             time.sleep(0.8)
             assert page.locator('[data-testid="stException"]').count() == 0, (url_path, lang, ckpt)
             for i in range(page.locator(HEATMAP).count()):

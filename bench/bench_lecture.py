@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import os  # noqa: E402
 
-from browser import cpu_seconds, descendants, launch, machine, server  # noqa: E402
+from browser import cpu_seconds, descendants, launch, machine, server, wait_redrawn  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -174,12 +174,25 @@ def views_of(student) -> dict[str, float]:
     return student.evaluate("window.__views || {}")
 
 
-def pick_layer(teacher, layer: int):
-    """Open the overview's layer picker; the change: choose `layer` (the head picker the class follows)."""
-    teacher.get_by_label(EN("common.layer")).first.click()
+def pick_layer(teacher, layer: int, timeout_s: float = 90):
+    """Open the overview's layer picker; the change: choose `layer` (the head picker the class follows).
+
+    The picker is opened once the page is idle, and again if a rerun closed its list before the option showed
+    (after a reload the page reruns as the lecture comes back, and a rerun redraws the picker closed)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     option = teacher.get_by_role("option", name=str(layer), exact=True)
-    option.wait_for()
-    return option.click
+    deadline = time.time() + timeout_s
+    while True:
+        wait_redrawn(teacher, sentence=None, expected=None, marker=None, min_charts=0, timeout_ms=timeout_s * 1000)
+        teacher.get_by_label(EN("common.layer")).first.click()
+        try:
+            option.wait_for(timeout=5_000)
+            return option.click
+        except PlaywrightTimeout:
+            if time.time() > deadline:
+                raise
+            teacher.keyboard.press("Escape")
 
 
 def type_sentence(teacher, text: str):

@@ -137,6 +137,18 @@ def test_the_tatoeba_presets_train_on_tatoeba_and_never_on_a_test_set():
         coref.real_repeat,
         coref.lr_factor,
     )
+    # the shipped en-fr continued on its own corpora and mix; en-zh's weights moved onto en-zh-tatoeba's vocabularies
+    cont = PRESETS["en-fr-tatoeba-continued"]
+    assert cont.init_from == "checkpoints/en-fr" and not cont.revocab and cont.corpus == first.corpus
+    assert (cont.real_data, cont.real_repeat, cont.vocab_size) == (first.real_data, first.real_repeat, first.vocab_size)
+    zh, moved = PRESETS["en-zh-tatoeba"], PRESETS["en-zh-tatoeba-revocab"]
+    assert moved.init_from == "checkpoints/en-zh" and moved.revocab and moved.average_every > 0
+    assert (moved.real_data, moved.real_repeat) == (zh.real_data, zh.real_repeat)
+    assert (moved.vocab_size, moved.tgt_vocab_size, moved.tgt_character_coverage) == (
+        zh.vocab_size,
+        zh.tgt_vocab_size,
+        zh.tgt_character_coverage,
+    )
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ from .grow import widen_feed_forward
 from .lock import RunLock, TrainingError
 from .optimizer import load_optimizer_state, optimizer_state
 from .presets import TrainConfig
+from .revocab import transfer_vocabulary
 
 
 def bfloat16_is_fast(device: torch.device) -> bool:
@@ -148,6 +149,8 @@ class Trainer:
         self._check_out()  # again, under the lock
         if cfg.grow_d_ff and not cfg.init_from:  # refused before the corpus is read
             raise TrainingError("grow_d_ff widens a trained model: it needs init_from")
+        if cfg.revocab and not cfg.init_from:
+            raise TrainingError("revocab moves a trained model onto a new vocabulary: it needs init_from")
         examples = load_training_examples(cfg)
         # the words the run saw, each pair counted once (a corpus weighted up by real_repeat appears several
         # times in examples: the same objects), so that the app's rare-word note counts sentences, not repeats
@@ -177,22 +180,17 @@ class Trainer:
             if cfg.grow_d_ff:
                 self.init_card["grown"] = {"d_ff": [self.model.config.d_ff, cfg.grow_d_ff]}
                 self.model = widen_feed_forward(self.model, cfg.grow_d_ff, seed=cfg.seed)
+            if cfg.revocab:
+                self.tokenizer = self._learn_tokenizer(examples)
+                self.model, self.init_card["revocab"] = transfer_vocabulary(
+                    self.model, start.tokenizer, self.tokenizer, seed=cfg.seed
+                )
         else:
             torch.manual_seed(cfg.seed)
-            pairs = (source_target(ex) for ex in examples)
-            if cfg.tgt_vocab_size:  # a sentencepiece model and a vocabulary for each side
-                pairs = [source_target(ex) for ex in {id(ex): ex for ex in examples}.values()]
-                self.tokenizer = train_separate(
-                    (s for s, _ in pairs),
-                    (t for _, t in pairs),
-                    cfg.vocab_size,
-                    cfg.tgt_vocab_size,
-                    cfg.tgt_character_coverage,
-                )
-                sizes = dict(vocab_size=self.tokenizer.vocab_size, tgt_vocab_size=self.tokenizer.target_vocab_size)
-            else:
-                self.tokenizer = Tokenizer.train((s for pair in pairs for s in pair), vocab_size=cfg.vocab_size)
-                sizes = dict(vocab_size=self.tokenizer.vocab_size)
+            self.tokenizer = self._learn_tokenizer(examples)
+            sizes = dict(vocab_size=self.tokenizer.vocab_size)
+            if cfg.tgt_vocab_size:
+                sizes["tgt_vocab_size"] = self.tokenizer.target_vocab_size
             model_cfg = TransformerConfig.preset(cfg.model_preset, **sizes, **cfg.model_overrides)
             self.model = Transformer(model_cfg)
         self.model.to(self.device).train()
@@ -209,6 +207,22 @@ class Trainer:
             self.train_model = DistributedDataParallel(
                 self.model, device_ids=[self.device.index] if self.device.type == "cuda" else None
             )
+
+    def _learn_tokenizer(self, examples) -> TokenizerBase:
+        """The run's own sentencepiece model(s), learnt on its training pairs: one vocabulary for both sides, or
+        one for each (tgt_vocab_size), each pair read once however often real_repeat weights its corpus."""
+        cfg = self.config
+        if cfg.tgt_vocab_size:  # a sentencepiece model and a vocabulary for each side
+            pairs = [source_target(ex) for ex in {id(ex): ex for ex in examples}.values()]
+            return train_separate(
+                (s for s, _ in pairs),
+                (t for _, t in pairs),
+                cfg.vocab_size,
+                cfg.tgt_vocab_size,
+                cfg.tgt_character_coverage,
+            )
+        pairs = (source_target(ex) for ex in examples)
+        return Tokenizer.train((s for pair in pairs for s in pair), vocab_size=cfg.vocab_size)
 
     def card(self, wall_time: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
         return {

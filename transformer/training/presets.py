@@ -59,6 +59,11 @@ class TrainConfig:
     # the new units' output weights zero, so that the run starts from exactly what the checkpoint computed
     # (transformer/training/grow.py, Net2Net); recorded in the card's init_from
     grow_d_ff: int = 0
+    # with init_from: the run learns its own vocabulary on its corpora (vocab_size, tgt_vocab_size) and starts from
+    # the checkpoint's weights moved onto it, each new piece's row the checkpoint's own for that piece, else the
+    # mean of the rows of the pieces the checkpoint cuts its text into (transformer/training/revocab.py); recorded
+    # in the card's init_from
+    revocab: bool = False
     # (corpus name, times): a committed corpus of real_data whose training pairs appear that many times in each
     # epoch (weighting it up against the others); unnamed corpora appear once
     real_repeat: tuple[tuple[str, int], ...] = ()
@@ -415,6 +420,14 @@ EN_FR_TATOEBA_COREF_FIRST = dataclasses.replace(
     EN_FR_TATOEBA, corpus=dataclasses.replace(EN_FR_TATOEBA.corpus, n_examples=4 * EN_FR_TATOEBA.corpus.n_examples)
 )
 
+# en-fr (en-fr-tatoeba-coref-first's step 6,000) continued on the CPU: its corpora and mix, a fresh Adam peaking near
+# where that run's schedule stood (0.4 * 192^-0.5 * 6000^-0.5 = 3.7e-4): 0.1 * 192^-0.5 * 400^-0.5 = 3.6e-4 at step 400,
+# weights kept every 500 steps. Its run's own resume state stayed on the machine it ran on; its rule: docs/models.md.
+EN_FR_TATOEBA_CONTINUED = dataclasses.replace(
+    continued_on_cpu(EN_FR_TATOEBA_COREF_FIRST, "checkpoints/en-fr", lr_factor=0.1, time_limit_s=5400.0),
+    average_every=500,
+)
+
 # en-zh-tatoeba (issue 61): every Chinese training corpus with Tatoeba's Chinese export three times an epoch and
 # Wesnoth twice, from scratch at en-zh's shape with separate vocabularies learnt on all of it; resumable.
 EN_ZH_TATOEBA = dataclasses.replace(
@@ -424,6 +437,17 @@ EN_ZH_TATOEBA = dataclasses.replace(
     **TATOEBA_RUN,  # peak 0.4 * 256^-0.5 * 800^-0.5 = 8.8e-4 at step 800
 )
 
+
+# en-zh-tatoeba's corpora and vocabularies, started from the shipped en-zh's weights moved onto them (revocab: a
+# piece both vocabularies have keeps its row, a new one starts from the rows of the old pieces that spell it), so
+# that a session's CPU adapts a model that already knows the manuals; peak 0.1 * 256^-0.5 * 200^-0.5 = 4.4e-4 at
+# step 200, weights kept every 200 steps; its rule: docs/models.md.
+EN_ZH_TATOEBA_REVOCAB = dataclasses.replace(
+    continued_on_cpu(EN_ZH_TATOEBA, "checkpoints/en-zh", lr_factor=0.1, time_limit_s=4200.0),
+    revocab=True,
+    warmup_steps=200,
+    average_every=200,
+)
 
 def on_a_gpu(base: TrainConfig) -> TrainConfig:
     """A preset as a lent GPU runs it (scripts/train_on_gpu.sh): the same corpora and model (the class's budget
@@ -478,9 +502,11 @@ PRESETS: dict[str, TrainConfig] = {
     "en-fr-tatoeba-coref": EN_FR_TATOEBA_COREF,
     "en-fr-tatoeba-coref-2": EN_FR_TATOEBA_COREF_2,
     "en-fr-tatoeba-coref-first": EN_FR_TATOEBA_COREF_FIRST,
+    "en-fr-tatoeba-continued": EN_FR_TATOEBA_CONTINUED,
     # issue 61: en-zh from scratch with Tatoeba's Chinese export (see EN_ZH_TATOEBA)
     "en-zh-tatoeba": EN_ZH_TATOEBA,
     "en-zh-tatoeba-gpu": on_a_gpu(EN_ZH_TATOEBA),
+    "en-zh-tatoeba-revocab": EN_ZH_TATOEBA_REVOCAB,
     # checkpoints/coref-variants: the coref recipe, 40 % of its sentences typed as students type them
     "coref-variants": dataclasses.replace(
         COREF, corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2, variant_share=0.4)

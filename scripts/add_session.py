@@ -17,8 +17,10 @@ started from the checkpoint's current weights (its card's init_from names the ch
   ``"session": n``;
 - the tokenizer (ours or Marian's separate ones) and config must be the checkpoint's own (a continuation never
   changes them), but for what a run grew from it (its card's ``init_from.grown``: a wider feed-forward,
-  TrainConfig.grow_d_ff), whose config then replaces the checkpoint's; snapshots (each with its own config) and
-  README.md stay as they are;
+  TrainConfig.grow_d_ff), whose config then replaces the checkpoint's, and for a run that moved it onto a vocabulary
+  of its own (its card's ``init_from.revocab``, TrainConfig.revocab), whose tokenizer files (the same set) and
+  vocabulary sizes then replace the checkpoint's; snapshots (each with its own config and tokenizer) and README.md
+  stay as they are;
 - a RUN that ``python -m transformer average`` wrote from the run's own checkpoints (its card's ``averaged_from``)
   has those steps counted on too; the checkpoint's current weights averaged in keep their step. Such an average
   written outside the run has no curves of its own: ``--curves RUN_DIR/metrics.jsonl`` names the run's.
@@ -35,9 +37,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def grown_config(old: dict, new: dict, grown: dict | None) -> dict:
+VOCABULARY_SIZES = ("vocab_size", "tgt_vocab_size")
+
+
+def grown_config(old: dict, new: dict, grown: dict | None, revocab: bool = False) -> dict:
     """The run's config, which must be the checkpoint's own but for what the run grew (its card's
-    init_from.grown: {"d_ff": [from, to]}, TrainConfig.grow_d_ff)."""
+    init_from.grown: {"d_ff": [from, to]}, TrainConfig.grow_d_ff) and, for a run that moved the checkpoint onto a
+    vocabulary of its own (revocab), the vocabularies' sizes."""
     from transformer.config import TransformerConfig
 
     # with the defaults filled in: older files lack some
@@ -47,7 +53,8 @@ def grown_config(old: dict, new: dict, grown: dict | None) -> dict:
         if old.get(key) != before or new.get(key) != after:
             got = f"{old.get(key)} -> {new.get(key)}"
             raise SystemExit(f"config.json: {key} should grow {before} -> {after}, not {got}")
-    if {k: v for k, v in old.items() if k not in grown} != {k: v for k, v in new.items() if k not in grown}:
+    free = {*grown, *(VOCABULARY_SIZES if revocab else ())}
+    if {k: v for k, v in old.items() if k not in free} != {k: v for k, v in new.items() if k not in free}:
         raise SystemExit("config.json differs from the checkpoint's beyond what the run grew: not a continuation")
     return new
 
@@ -83,10 +90,17 @@ def add_session(run: Path, target: Path, session: dict, curves: Path | None = No
     start = new.get("init_from") or {}
     if Path(str(start.get("path", ""))).name != target.name or start.get("step") != old["step"]:
         raise SystemExit(f"{run} did not start from {target}'s current weights (its init_from: {start})")
-    for name in tokenizer_files(target) or ():
-        if (run / name).read_bytes() != (target / name).read_bytes():
+    names = tokenizer_files(target) or ()
+    revocab = bool(start.get("revocab"))  # the run learnt its own vocabulary: its tokenizer replaces the checkpoint's
+    if revocab and tokenizer_files(run) != names:
+        raise SystemExit(f"{run} holds another tokenizer set than {target} ({tokenizer_files(run)} vs {names})")
+    tokenizer = {name: (run / name).read_bytes() for name in names}
+    for name in () if revocab else names:
+        if tokenizer[name] != (target / name).read_bytes():
             raise SystemExit(f"{run}/{name} differs from {target}'s: not a continuation")
-    config = grown_config(read_json(target / "config.json"), read_json(run / "config.json"), start.get("grown"))
+    config = grown_config(
+        read_json(target / "config.json"), read_json(run / "config.json"), start.get("grown"), revocab
+    )
     first = old["step"]
     # a card of one run has no sessions yet: that run is the first
     one_run = {"kept": True, "steps": [0, first], "device": old.get("device"), "threads": old.get("threads")}
@@ -121,6 +135,8 @@ def add_session(run: Path, target: Path, session: dict, curves: Path | None = No
     }
     _write_json(target / "card.json", card)
     _write_json(target / "config.json", config)
+    for name, data in tokenizer.items():
+        (target / name).write_bytes(data)
     with (target / "metrics.jsonl").open("a", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps({**row, "step": first + row["step"], "session": n}) + "\n")

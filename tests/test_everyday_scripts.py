@@ -230,6 +230,41 @@ def test_add_session_continues_a_separate_vocabulary_checkpoint(tmp_path):
     assert load_checkpoint(target).card["session_steps"] == [card["step"], 3]
 
 
+def test_add_session_takes_a_run_that_moved_the_checkpoint_onto_its_own_vocabulary(tmp_path):
+    """A run that learnt its own vocabularies (its card's init_from.revocab, TrainConfig.revocab) becomes the
+    checkpoint's next session with its tokenizer files and sizes; the same files without the record are refused."""
+    import json
+
+    from zh_fixture import make_en_zh_checkpoint
+
+    from transformer.checkpoint import save_checkpoint
+    from transformer.tokenizer import train_separate
+    from transformer.training.revocab import transfer_vocabulary
+
+    target = make_en_zh_checkpoint(tmp_path / "en-zh")
+    old = load_checkpoint(target)
+    pairs = [("my brother wants to become a doctor.", "我弟弟想当医生。"), ("the doctor is here.", "医生在这里。")]
+    new = train_separate((a for a, _ in pairs * 50), (b for _, b in pairs * 50), 60, 40)
+    moved, report = transfer_vocabulary(old.model, old.tokenizer, new)
+    run = tmp_path / "run"
+    save_checkpoint(run, moved, new, {}, overwrite=True)
+    (run / "metrics.jsonl").write_text('{"step": 3, "loss": 2.0}\n', encoding="utf-8")
+    start = {"name": "en-zh", "path": str(target), "step": old.card["step"]}
+    m = _script("add_session")
+    (run / "card.json").write_text(json.dumps({"step": 3, "init_from": start}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="differs"):  # another vocabulary, not recorded: no continuation
+        m.main([str(run), str(target)])
+    assert load_checkpoint(target).tokenizer.files() == old.tokenizer.files()
+    card = {"step": 3, "init_from": {**start, "revocab": report}}
+    (run / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    assert m.main([str(run), str(target), "--session", '{"device": "cpu"}']) == 0
+    now = load_checkpoint(target)
+    assert now.tokenizer.files() == new.files()
+    assert (now.model.config.vocab_size, now.model.config.tgt_vocab_size) == (new.vocab_size, new.target_vocab_size)
+    assert now.card["init_from"]["revocab"] == report and now.card["session_steps"][-1] == 3
+    assert now.tokenizer.source_pieces(now.tokenizer.encode("doctor")) == new.source_pieces(new.encode("doctor"))
+
+
 def test_add_session_reads_the_trainers_averaged_curves_from_its_run_and_writes_nothing_on_a_failure(tmp_path):
     """RUN/averaged/ (the trainer's --average-every) has no metrics.jsonl: its run's are read. A run that cannot be
     read leaves the checkpoint as it was."""

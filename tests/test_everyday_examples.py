@@ -89,9 +89,11 @@ def test_the_shipped_models_offer_held_out_tatoeba_sentences_they_translate_well
 
     for name, target in (("en-fr", "fr"), ("en-zh", "zh")):
         card = load_checkpoint(SHIPPED_ROOT / name).card
-        dev = dict(load_real("dev", (tatoeba_corpus(target),)))
+        dev: dict[str, set[str]] = {}  # an English sentence may have several translations in the split
+        for source, reference in load_real("dev", (tatoeba_corpus(target),)):
+            dev.setdefault(source, set()).add(reference)
         examples = card["everyday_examples"]
         assert len(card_examples(card)) == len(examples) == 4
-        assert all(e["source"] in dev and e["reference"] == dev[e["source"]] for e in examples)
+        assert all(e["reference"] in dev.get(e["source"], ()) for e in examples)
         assert all(e["chrf"] >= min_chrf(target) for e in examples)
         assert not {e["source"] for e in examples} & set(training_sources(card))

@@ -126,3 +126,16 @@ def test_a_run_moves_its_starting_checkpoint_onto_its_own_vocabulary_records_it_
         torch.testing.assert_close(resumed.model.state_dict()[k], v, rtol=0, atol=0)
     with pytest.raises(TrainingError, match="needs init_from"):
         Trainer(dataclasses.replace(tiny, revocab=True), tmp_path / "bad").train()
+
+
+def test_the_shipped_en_zh_reads_a_classs_words_whole_on_its_moved_vocabulary():
+    """Issue 61: the manuals' vocabulary cut "doctor" into ▁do ctor (and 医生 became 扇形的医生); en-zh's tenth
+    session moved it onto a vocabulary learnt with Tatoeba's sentences in, and its card says how many rows moved."""
+    en_zh = load_checkpoint(REPO_ROOT / "checkpoints" / "en-zh")
+    tok = en_zh.tokenizer
+    assert tok.source_pieces(tok.encode("My brother wants to become a doctor.")) == [
+        "▁My", "▁brother", "▁wants", "▁to", "▁become", "▁a", "▁doctor", ".",
+    ]  # fmt: skip
+    moved = en_zh.card["init_from"]["revocab"]
+    for side, size in (("source", tok.vocab_size), ("target", tok.target_vocab_size)):
+        assert sum(moved[side].values()) == size and moved[side]["kept"] > size / 2

@@ -144,6 +144,9 @@ def test_the_tatoeba_presets_train_on_tatoeba_and_never_on_a_test_set():
     zh, moved = PRESETS["en-zh-tatoeba"], PRESETS["en-zh-tatoeba-revocab"]
     assert moved.init_from == "checkpoints/en-zh" and moved.revocab and moved.average_every > 0
     assert (moved.real_data, moved.real_repeat) == (zh.real_data, zh.real_repeat)
+    more = PRESETS["en-zh-tatoeba-continued"]  # the shipped en-zh (already on those vocabularies) continued
+    assert more.init_from == "checkpoints/en-zh" and not more.revocab and more.lr_factor < moved.lr_factor
+    assert (more.real_data, more.real_repeat) == (zh.real_data, zh.real_repeat)
     assert (moved.vocab_size, moved.tgt_vocab_size, moved.tgt_character_coverage) == (
         zh.vocab_size,
         zh.tgt_vocab_size,

@@ -449,6 +449,15 @@ EN_ZH_TATOEBA_REVOCAB = dataclasses.replace(
     average_every=200,
 )
 
+# en-zh's session 10 (en-zh-tatoeba-revocab's step 600, on its new vocabularies) continued from the shipped weights on
+# the same corpora and mix, a fresh Adam peaking near where that run's rate stood past step 1,000
+# (0.1 * 256^-0.5 * 1200^-0.5 = 1.8e-4): 0.04 * 256^-0.5 * 200^-0.5 = 1.8e-4 at step 200; its rule: docs/models.md.
+EN_ZH_TATOEBA_CONTINUED = dataclasses.replace(
+    continued_on_cpu(EN_ZH_TATOEBA, "checkpoints/en-zh", lr_factor=0.04, time_limit_s=4800.0),
+    warmup_steps=200,
+    average_every=200,
+)
+
 def on_a_gpu(base: TrainConfig) -> TrainConfig:
     """A preset as a lent GPU runs it (scripts/train_on_gpu.sh): the same corpora and model (the class's budget
     holds the shape), four times the tokens a step, no snapshot, at most 400 s of loop (the device's 10 minutes)."""
@@ -507,6 +516,7 @@ PRESETS: dict[str, TrainConfig] = {
     "en-zh-tatoeba": EN_ZH_TATOEBA,
     "en-zh-tatoeba-gpu": on_a_gpu(EN_ZH_TATOEBA),
     "en-zh-tatoeba-revocab": EN_ZH_TATOEBA_REVOCAB,
+    "en-zh-tatoeba-continued": EN_ZH_TATOEBA_CONTINUED,
     # checkpoints/coref-variants: the coref recipe, 40 % of its sentences typed as students type them
     "coref-variants": dataclasses.replace(
         COREF, corpus=CorpusSpec(n_examples=60000, both_share=0.5, number_share=0.2, variant_share=0.4)

@@ -458,6 +458,7 @@ EN_ZH_TATOEBA_CONTINUED = dataclasses.replace(
     average_every=200,
 )
 
+
 def on_a_gpu(base: TrainConfig) -> TrainConfig:
     """A preset as a lent GPU runs it (scripts/train_on_gpu.sh): the same corpora and model (the class's budget
     holds the shape), four times the tokens a step, no snapshot, at most 400 s of loop (the device's 10 minutes)."""

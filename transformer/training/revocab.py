@@ -17,6 +17,9 @@ import torch
 from ..model import Transformer
 from ..tokenizer import TokenizerBase
 
+# the tables with a row per piece: the embeddings and the pre-softmax projection (tied to the target embedding)
+VOCABULARY_TABLES = frozenset({"src_embed.weight", "tgt_embed.weight", "generator.weight", "generator.bias"})
+
 
 def old_rows(pieces: list[str], old_ids: dict[str, int], cut, unk: int) -> tuple[list[list[int]], dict[str, int]]:
     """For each new piece, the old rows it starts from: its own ("kept"), else those of the old pieces its text is
@@ -70,31 +73,33 @@ def transfer_vocabulary(
     moved = Transformer(config).to(device)
     old_state, state = model.state_dict(), moved.state_dict()
     for name, value in state.items():  # everything but the vocabulary's rows, as trained
-        if old_state[name].shape == value.shape:
+        if name not in VOCABULARY_TABLES:  # (same-sized tables too: a row's id names another piece now)
             value.copy_(old_state[name])
 
-    def side(n_old: int, n_new: int, old_pieces, new_pieces, cut):
+    def side(table: str, old_pieces, new_pieces, n_old: int, n_new: int, cut) -> dict[str, int]:
         old_ids = {p: i for i, p in enumerate(old_pieces(range(n_old)))}
         for s_old, s_new in zip(old.special, new.special, strict=True):  # pad, unk, start, end
             old_ids[new_pieces([s_new])[0]] = s_old
-        return old_rows(new_pieces(range(n_new)), old_ids, cut, old.special.unk)
+        rows, counts = old_rows(new_pieces(range(n_new)), old_ids, cut, old.special.unk)
+        _fill(state[table], old_state[table], rows)
+        if config.output_bias and table == target_table:  # the projection's bias is per target piece, as its weight
+            _fill(state["generator.bias"][:, None], old_state["generator.bias"][:, None], rows)
+        return counts
 
-    sides = {"source": ("src_embed.weight", old.vocab_size, new.vocab_size, old.source_pieces, new.source_pieces)}
-    cuts = {"source": old.encode}
+    target_table = "tgt_embed.weight" if new.separate_vocabularies else "src_embed.weight"
+    report = {
+        "source": side(
+            "src_embed.weight", old.source_pieces, new.source_pieces, old.vocab_size, new.vocab_size, old.encode
+        )
+    }
     if new.separate_vocabularies:
-        sides["target"] = (
+        report["target"] = side(
             "tgt_embed.weight",
-            old.target_vocab_size,
-            new.target_vocab_size,
             old.target_pieces,
             new.target_pieces,
+            old.target_vocab_size,
+            new.target_vocab_size,
+            old.encode_target,
         )
-        cuts["target"] = old.encode_target
-    report = {}
-    for name, (table, *sizes_and_pieces) in sides.items():
-        rows, report[name] = side(*sizes_and_pieces, cuts[name])
-        _fill(state[table], old_state[table], rows)
-    if config.output_bias:  # the projection's bias is per target piece, as its (tied) weight: the last side's
-        _fill(state["generator.bias"][:, None], old_state["generator.bias"][:, None], rows)
     moved.load_state_dict(state)
     return moved.train(model.training), report

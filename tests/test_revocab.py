@@ -136,6 +136,9 @@ def test_the_shipped_en_zh_reads_a_classs_words_whole_on_its_moved_vocabulary():
     assert tok.source_pieces(tok.encode("My brother wants to become a doctor.")) == [
         "▁My", "▁brother", "▁wants", "▁to", "▁become", "▁a", "▁doctor", ".",
     ]  # fmt: skip
-    moved = en_zh.card["init_from"]["revocab"]
+    start = en_zh.card["init_from"]  # each later session nests the one it continued: find the one that moved it
+    while "revocab" not in start:
+        start = start["init_from"]
+    moved = start["revocab"]
     for side, size in (("source", tok.vocab_size), ("target", tok.target_vocab_size)):
         assert sum(moved[side].values()) == size and moved[side]["kept"] > size / 2
